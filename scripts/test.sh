@@ -1,0 +1,101 @@
+#!/bin/bash
+# Run every metaroce test, from a fresh Debian 12 machine:
+#   setup -> build -> unit (ASan/UBSan) -> kunit (UML) -> checkpatch -> lab (two qemu nodes)
+# `scripts/test.sh unit kunit` runs only the named layers (setup and build
+# always run first, they are incremental). Ends with one line
+# "N passed, N failed" over all test cases, and exits non-zero on any failure.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+LOGS=$ROOT/build/test-logs
+mkdir -p "$LOGS"
+
+ALL_LAYERS=(unit kunit checkpatch lab)
+layers=("$@")
+[ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
+
+total_pass=0
+total_fail=0
+failed_layers=()
+
+banner() { printf '\n=== %s ===\n' "$*"; }
+
+# run_layer NAME CMD...: runs CMD, logs it, and adds the last
+# "N passed, N failed" line it printed to the totals. A layer that fails
+# without such a line counts as one failure; one that passes without it
+# counts as one pass.
+run_layer() {
+	local name=$1; shift
+	local log=$LOGS/$name.log start rc line p f
+	banner "$name"
+	start=$(date +%s)
+	"$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+	if [ -n "$line" ]; then
+		p=$(sed -E 's/^([A-Za-z]+: )?([0-9]+) passed.*/\2/' <<<"$line")
+		f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+	elif [ "$rc" -eq 0 ]; then
+		p=1 f=0
+	else
+		p=0 f=1
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	[ "$rc" -eq 0 ] && [ "$f" -eq 0 ] || failed_layers+=("$name")
+	printf -- '--- %s: rc=%d, %d passed, %d failed, %ds (log: %s)\n' \
+		"$name" "$rc" "$p" "$f" $(( $(date +%s) - start )) "${log#"$ROOT"/}"
+}
+
+lab_all() {
+	local s rc=0
+	for s in selftests/lab/*.sh; do
+		[ -x "$s" ] || continue
+		banner "lab: $s"
+		"$s" || rc=1
+	done
+	return $rc
+}
+
+# Sums the per-scenario summary lines of the lab layer into one.
+lab_layer() {
+	local log=$LOGS/lab-scenarios.log rc p f
+	lab_all 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+	f=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s+=$3} END {print s+0}')
+	echo "lab: $p passed, $f failed"
+	return $rc
+}
+
+banner setup
+scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+KVER=$(cat .cache/kver)
+
+run_layer build make -j2 KVER="$KVER" all
+if [[ " ${failed_layers[*]} " == *" build "* ]]; then
+	echo "build failed: skipping the other layers"
+	echo "$total_pass passed, $total_fail failed"
+	exit 1
+fi
+
+for layer in "${layers[@]}"; do
+	case $layer in
+	unit)		run_layer unit make -C selftests/unit ;;
+	kunit)		run_layer kunit scripts/kunit.sh ;;
+	checkpatch)	run_layer checkpatch scripts/checkpatch.sh ;;
+	lab)		run_layer lab lab_layer ;;
+	*)		echo "unknown layer: $layer"; exit 2 ;;
+	esac
+done
+
+banner summary
+if [ ${#failed_layers[@]} -gt 0 ]; then
+	echo "failed layers: ${failed_layers[*]}"
+fi
+echo "$total_pass passed, $total_fail failed"
+[ ${#failed_layers[@]} -eq 0 ]

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * metaroce: ib_device and its verbs.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "metaroce.h"
+
+static int metaroce_query_device(struct ib_device *ibdev,
+				 struct ib_device_attr *attr,
+				 struct ib_udata *udata)
+{
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = 0;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = METAROCE_MAX_MR_SIZE;
+	attr->page_size_cap = METAROCE_PAGE_SIZE_CAP;
+	attr->vendor_id = METAROCE_VENDOR_ID;
+	attr->vendor_part_id = METAROCE_VENDOR_PART_ID;
+	attr->hw_ver = METAROCE_HW_VER;
+	attr->max_qp = METAROCE_MAX_QP;
+	attr->max_qp_wr = METAROCE_MAX_QP_WR;
+	attr->device_cap_flags = METAROCE_DEVICE_CAP_FLAGS;
+	metaroce_set_kernel_caps(attr);
+	attr->max_send_sge = METAROCE_MAX_SGE;
+	attr->max_recv_sge = METAROCE_MAX_SGE;
+	attr->max_sge_rd = METAROCE_MAX_SGE_RD;
+	attr->max_cq = METAROCE_MAX_CQ;
+	attr->max_cqe = METAROCE_MAX_CQE;
+	attr->max_mr = METAROCE_MAX_MR;
+	attr->max_pd = METAROCE_MAX_PD;
+	attr->max_qp_rd_atom = METAROCE_MAX_QP_RD_ATOM;
+	attr->max_qp_init_rd_atom = METAROCE_MAX_QP_INIT_RD_ATOM;
+	attr->max_res_rd_atom = METAROCE_MAX_RES_RD_ATOM;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_ah = METAROCE_MAX_AH;
+	attr->max_srq = METAROCE_MAX_SRQ;
+	attr->max_srq_wr = METAROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = METAROCE_MAX_SRQ_SGE;
+	attr->max_fast_reg_page_list_len = METAROCE_MAX_FAST_REG_PAGES;
+	attr->max_pkeys = METAROCE_PKEY_TBL_LEN;
+	attr->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static int metaroce_query_port(struct ib_device *ibdev, u32 port_num,
+			       struct ib_port_attr *attr)
+{
+	struct metaroce_dev *mdev = to_mdev(ibdev);
+	int err;
+
+	/* *attr is zeroed by ib_core. */
+	attr->state = READ_ONCE(mdev->port_state);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   METAROCE_PHYS_STATE_LINK_UP :
+			   METAROCE_PHYS_STATE_DISABLED;
+	attr->max_mtu = METAROCE_MAX_MTU;
+	attr->active_mtu = READ_ONCE(mdev->active_mtu);
+	attr->gid_tbl_len = METAROCE_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP |
+			       METAROCE_PORT_IP_BASED_GIDS;
+	attr->ip_gids = true;
+	attr->max_msg_sz = METAROCE_MAX_MSG_SZ;
+	attr->pkey_tbl_len = METAROCE_PKEY_TBL_LEN;
+	attr->max_vl_num = 1;
+
+	err = ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+			       &attr->active_width);
+	/* The netdev is going away; the device follows shortly. */
+	if (err == -ENODEV) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+		err = 0;
+	}
+	return err;
+}
+
+static int metaroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				       struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr = {};
+	int err;
+
+	err = ib_query_port(ibdev, port_num, &attr);
+	if (err)
+		return err;
+
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer metaroce_get_link_layer(struct ib_device *ibdev,
+						    u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int metaroce_query_pkey(struct ib_device *ibdev, u32 port_num,
+			       u16 index, u16 *pkey)
+{
+	if (index >= METAROCE_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = METAROCE_DEFAULT_PKEY;
+	return 0;
+}
+
+static int metaroce_alloc_ucontext(struct ib_ucontext *ibuc,
+				   struct ib_udata *udata)
+{
+	struct metaroce_alloc_context_resp resp = {
+		.abi_version = METAROCE_UVERBS_ABI_VERSION,
+		.caps = METAROCE_CONTEXT_CAPS,
+		.max_inline_data = METAROCE_MAX_INLINE_DATA,
+	};
+
+	/* The provider must ask for (at least) the whole response. */
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+static void metaroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int metaroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	return -EINVAL;
+}
+
+static int metaroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct metaroce_dev *mdev = to_mdev(ibpd->device);
+
+	if (atomic_inc_return(&mdev->num_pd) > METAROCE_MAX_PD) {
+		atomic_dec(&mdev->num_pd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int metaroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_mdev(ibpd->device)->num_pd);
+	return 0;
+}
+
+static const struct rdma_stat_desc metaroce_port_stat_descs[] = {
+	{ .name = "rx_packets" },
+};
+
+static struct rdma_hw_stats *metaroce_alloc_hw_port_stats(struct ib_device *ibdev,
+							  u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(metaroce_port_stat_descs,
+					  ARRAY_SIZE(metaroce_port_stat_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int metaroce_get_hw_stats(struct ib_device *ibdev,
+				 struct rdma_hw_stats *stats,
+				 u32 port_num, int index)
+{
+	struct metaroce_dev *mdev = to_mdev(ibdev);
+
+	stats->value[0] = atomic64_read(&mdev->rx_packets);
+	return ARRAY_SIZE(metaroce_port_stat_descs);
+}
+
+/* Last op called on the device, from its unregistration or failed add. */
+static void metaroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct metaroce_dev *mdev = to_mdev(ibdev);
+
+	metaroce_udp_put(mdev->udp);
+	mdev->udp = NULL;
+}
+
+static const struct ib_device_ops metaroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = METAROCE_RDMA_DRIVER_ID,
+	.uverbs_abi_ver = METAROCE_UVERBS_ABI_VERSION,
+
+	.alloc_hw_port_stats = metaroce_alloc_hw_port_stats,
+	.alloc_pd = metaroce_alloc_pd,
+	.alloc_ucontext = metaroce_alloc_ucontext,
+	.dealloc_driver = metaroce_dealloc_driver,
+	.dealloc_pd = metaroce_dealloc_pd,
+	.dealloc_ucontext = metaroce_dealloc_ucontext,
+	.get_hw_stats = metaroce_get_hw_stats,
+	.get_link_layer = metaroce_get_link_layer,
+	.get_port_immutable = metaroce_get_port_immutable,
+	.mmap = metaroce_mmap,
+	.query_device = metaroce_query_device,
+	.query_pkey = metaroce_query_pkey,
+	.query_port = metaroce_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, metaroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, metaroce_ucontext, ibuc),
+};
+
+/**
+ * metaroce_dev_alloc - allocate a device bound to @ndev
+ * @ndev: Ethernet net device, held by the caller
+ *
+ * Takes a reference on the UDP sockets of @ndev's namespace.
+ * Return: the device (free with ib_dealloc_device()) or an ERR_PTR.
+ */
+struct metaroce_dev *metaroce_dev_alloc(struct net_device *ndev)
+{
+	struct metaroce_dev *mdev;
+	struct metaroce_udp *udp;
+
+	udp = metaroce_udp_get(dev_net(ndev));
+	if (IS_ERR(udp))
+		return ERR_CAST(udp);
+
+	mdev = ib_alloc_device(metaroce_dev, ibdev);
+	if (!mdev) {
+		metaroce_udp_put(udp);
+		return ERR_PTR(-ENOMEM);
+	}
+
+	mdev->ndev = ndev;
+	mdev->udp = udp;
+	mdev->port_state = metaroce_netdev_port_state(ndev);
+	mdev->active_mtu = metaroce_mtu_from_netdev(ndev);
+	atomic_set(&mdev->num_pd, 0);
+	atomic64_set(&mdev->rx_packets, 0);
+	return mdev;
+}
+
+/**
+ * metaroce_dev_register - register @mdev with ib_core as @name
+ * @mdev: from metaroce_dev_alloc()
+ * @name: ib device name
+ *
+ * On failure @mdev is freed. On success it belongs to ib_core and may be
+ * freed at any time by a concurrent unregistration.
+ */
+int metaroce_dev_register(struct metaroce_dev *mdev, const char *name)
+{
+	struct ib_device *ibdev = &mdev->ibdev;
+	int err;
+
+	strscpy(ibdev->node_desc, METAROCE_NODE_DESC,
+		sizeof(ibdev->node_desc));
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
+			    mdev->ndev->dev_addr);
+
+	/*
+	 * ib_core enables the common commands by default; add the data-path
+	 * ones so the provider can fall back to them.
+	 */
+	ibdev->uverbs_cmd_mask |=
+		BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+		BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+		BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
+		BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_CREATE_QP) |
+		BIT_ULL(IB_USER_VERBS_CMD_MODIFY_QP) |
+		BIT_ULL(IB_USER_VERBS_CMD_QUERY_QP) |
+		BIT_ULL(IB_USER_VERBS_CMD_DESTROY_QP) |
+		BIT_ULL(IB_USER_VERBS_CMD_CREATE_CQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_RESIZE_CQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_DESTROY_CQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_CREATE_SRQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_MODIFY_SRQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_QUERY_SRQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_DESTROY_SRQ) |
+		BIT_ULL(IB_USER_VERBS_CMD_REG_MR) |
+		BIT_ULL(IB_USER_VERBS_CMD_DEREG_MR) |
+		BIT_ULL(IB_USER_VERBS_CMD_CREATE_AH) |
+		BIT_ULL(IB_USER_VERBS_CMD_DESTROY_AH);
+
+	ib_set_device_ops(ibdev, &metaroce_dev_ops);
+
+	err = ib_device_set_netdev(ibdev, mdev->ndev, METAROCE_PORT);
+	if (err)
+		goto err_free;
+
+	/* No DMA device: ib_core uses virtual addresses, like rxe/siw. */
+	err = ib_register_device(ibdev, name, NULL);
+	if (err)
+		goto err_free;
+	return 0;
+
+err_free:
+	/* Calls metaroce_dealloc_driver() and drops the netdev ref. */
+	ib_dealloc_device(ibdev);
+	return err;
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * metaroce verbs objects and the contract between them and the transport.
+ *
+ * Objects (mem.c, queue.c, cq.c, qp.c, srq.c, ah.c) own creation,
+ * attributes, the mmap'd rings and memory translation. The transport
+ * (transport.h: tx.c, rx.c, ...) owns everything on the wire and every
+ * work completion. The split is:
+ *
+ *   verbs/objects                           transport
+ *   -------------                           ---------
+ *   create_qp          -> metaroce_tp_qp_init()
+ *   modify_qp          -> metaroce_tp_qp_modify()   (after attrs applied)
+ *   destroy_qp         -> metaroce_tp_qp_destroy()  (before rings freed)
+ *   post_send (doorbell, kernel WRs) -> metaroce_tp_kick()
+ *   UDP encap_rcv (net.c)            -> metaroce_tp_rx()
+ *                      <- metaroce_mr_get/put/copy, metaroce_sgl_copy
+ *                      <- metaroce_rq_pop (RQ or SRQ)
+ *                      <- metaroce_cq_post
+ *                      <- metaroce_ah_get/put
+ *
+ * Locking: the rings' consumer side is single-threaded per queue (the
+ * transport serialises a QP's requester and responder work); producers
+ * are user space or, for kernel QPs, the post_* verbs under the ring lock.
+ * metaroce_cq_post() and metaroce_rq_pop() may be called from softirq.
+ */
+#ifndef METAROCE_OBJ_H
+#define METAROCE_OBJ_H
+
+#include <linux/spinlock.h>
+#include <linux/refcount.h>
+#include <linux/completion.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+
+#include "metaroce.h"
+
+/* ------------------------------------------------------------- rings */
+
+/*
+ * A struct metaroce_queue ring (see include/uapi/rdma/metaroce-abi.h) in
+ * vmalloc_user() memory, mmap'd into the owning process for user objects.
+ */
+struct metaroce_ring {
+	struct metaroce_queue *q;	/* header; slots at +HDR_SIZE */
+	size_t size;			/* whole allocation */
+	u32 num_slots;			/* power of two */
+	u32 slot_size;
+	struct rdma_user_mmap_entry *mmap_entry;	/* NULL: kernel */
+	spinlock_t lock;		/* kernel-side producer */
+};
+
+int metaroce_ring_alloc(struct metaroce_ring *r, u32 min_slots,
+			u32 slot_size);
+void metaroce_ring_free(struct metaroce_ring *r);
+/* Create the mmap entry and fill @mi; user objects only. */
+int metaroce_ring_export(struct metaroce_dev *mdev,
+			 struct ib_ucontext *uctx, struct metaroce_ring *r,
+			 struct metaroce_mmap_info *mi);
+
+static inline void *metaroce_ring_slot(struct metaroce_ring *r, u32 idx)
+{
+	return (u8 *)r->q + METAROCE_QUEUE_HDR_SIZE +
+	       (size_t)(idx & (r->num_slots - 1)) * r->slot_size;
+}
+
+/* --------------------------------------------------------------- MRs */
+
+enum metaroce_mr_type {
+	METAROCE_MR_DMA,	/* kernel virtual addresses, any length */
+	METAROCE_MR_USER,	/* ib_umem */
+	METAROCE_MR_FAST,	/* fast-register: page list set by REG_MR */
+};
+
+struct metaroce_mr {
+	struct ib_mr ibmr;		/* lkey, rkey, iova, length, pd */
+	enum metaroce_mr_type type;
+	int access;			/* IB_ACCESS_* */
+	bool valid;			/* FAST: registered and not invalidated */
+	refcount_t ref;			/* lookups in flight + 1 */
+	struct completion done;		/* ref reached zero */
+	struct ib_umem *umem;
+	struct page **pages;		/* USER: one per PAGE_SIZE of umem */
+	u64 *page_list;			/* FAST: kernel virtual page addrs */
+	u32 npages, max_pages;
+	u32 page_shift;			/* FAST: ib_mr page size shift */
+	u64 umem_offset;		/* USER: iova -> offset in pages[] */
+};
+
+/*
+ * Look up @key (an lkey, or an rkey when @remote) for an access of
+ * [va, va + len) needing @access (IB_ACCESS_REMOTE_WRITE, _READ, _ATOMIC,
+ * IB_ACCESS_LOCAL_WRITE, or 0 for a local read), checking that the MR
+ * belongs to @pd and is valid. len 0 always matches. Returns a referenced
+ * MR or an ERR_PTR: -ENOENT (no such key / wrong PD / invalid),
+ * -EACCES (access flag missing), -ERANGE (out of bounds).
+ */
+struct metaroce_mr *metaroce_mr_get(struct metaroce_dev *mdev,
+				    struct ib_pd *pd, u32 key, bool remote,
+				    int access, u64 va, u64 len);
+void metaroce_mr_put(struct metaroce_mr *mr);
+
+enum metaroce_copy_dir {
+	METAROCE_TO_MR,		/* buf -> MR */
+	METAROCE_FROM_MR,	/* MR -> buf */
+};
+
+/* Copy between a range of @mr (already checked by _get) and @buf. */
+void metaroce_mr_copy(struct metaroce_mr *mr, u64 va, void *buf, u32 len,
+		      enum metaroce_copy_dir dir);
+/* Copy @len bytes of @skb at @offset into @mr at @va. 0 or -EFAULT. */
+int metaroce_mr_copy_from_skb(struct metaroce_mr *mr, u64 va,
+			      const struct sk_buff *skb, u32 offset, u32 len);
+/*
+ * 8-byte atomic at @va (8-aligned, checked by caller): compare-and-swap
+ * when @cmp_swap, else fetch-and-add. Returns the original value in
+ * *orig. Serialised device-wide so all atomics are atomic to each other.
+ */
+void metaroce_mr_atomic(struct metaroce_mr *mr, u64 va, bool cmp_swap,
+			u64 compare, u64 swap_add, u64 *orig);
+
+/*
+ * Copy @len bytes at byte @offset of the message described by a local
+ * SGE list (lkeys of @pd) to/from @buf (or from @skb at @skb_off when
+ * @skb is non-NULL, direction METAROCE_TO_MR). TO_MR needs
+ * IB_ACCESS_LOCAL_WRITE. Returns 0, -EINVAL (offset + len beyond the
+ * SGEs' total), or the metaroce_mr_get() error of a bad lkey.
+ */
+int metaroce_sgl_copy(struct metaroce_dev *mdev, struct ib_pd *pd,
+		      const struct metaroce_sge *sge, u32 num_sge,
+		      u64 offset, void *buf, const struct sk_buff *skb,
+		      u32 skb_off, u32 len, enum metaroce_copy_dir dir);
+
+/* --------------------------------------------------------------- CQs */
+
+struct metaroce_cq {
+	struct ib_cq ibcq;
+	struct metaroce_ring ring;	/* slots are struct metaroce_cqe */
+	spinlock_t lock;		/* producer side */
+	u8 notify;			/* IB_CQ_SOLICITED / NEXT_COMP / 0 */
+	bool overflow;
+	bool is_user;
+};
+
+/*
+ * Append a completion. On a full CQ, sets overflow, raises
+ * IB_EVENT_CQ_ERR once and returns -ENOSPC. Fires comp_handler per the
+ * armed notify mode (@solicited for IB_CQ_SOLICITED).
+ */
+int metaroce_cq_post(struct metaroce_cq *cq, const struct metaroce_cqe *cqe,
+		     bool solicited);
+
+/* -------------------------------------------------------- SRQs, RQs */
+
+struct metaroce_srq {
+	struct ib_srq ibsrq;
+	struct metaroce_ring ring;	/* slots are struct metaroce_recv_wqe */
+	spinlock_t lock;		/* consumer side */
+	u32 max_wr, max_sge;
+	u32 limit;			/* armed srq_limit, 0 = disarmed */
+	u32 srq_num;
+	bool is_user;
+};
+
+/* A validated kernel copy of a receive WQE. */
+struct metaroce_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	u64 length;			/* sum of sge lengths */
+	struct metaroce_sge sge[METAROCE_MAX_SGE];
+};
+
+/* ---------------------------------------------------------- AH, AV */
+
+/* Where packets of a QP or AH go: IP endpoints from the GIDs. */
+struct metaroce_av {
+	int family;			/* AF_INET or AF_INET6 */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} saddr, daddr;
+	u8 tos;				/* traffic_class (DSCP|ECN bits) */
+	u8 ttl;				/* hop_limit, 0 = default */
+	u32 flow_label;
+	u8 sgid_index;
+	union ib_gid dgid;		/* as given, for query and GRH */
+};
+
+struct metaroce_ah {
+	struct ib_ah ibah;
+	struct metaroce_av av;
+	u32 ah_num;			/* index in mdev->ahs, never 0 */
+	u32 remote_qpn_hint;
+};
+
+/* Fill @av from an rdma_ah_attr (GRH required). 0 or -EINVAL. */
+int metaroce_av_from_attr(struct metaroce_dev *mdev, struct metaroce_av *av,
+			  const struct rdma_ah_attr *attr);
+void metaroce_av_to_attr(const struct metaroce_av *av,
+			 struct rdma_ah_attr *attr);
+
+/* Referenced AH by number (UD WQEs) if it belongs to @pd, else NULL. */
+struct metaroce_ah *metaroce_ah_get(struct metaroce_dev *mdev,
+				    struct ib_pd *pd, u32 ah_num);
+void metaroce_ah_put(struct metaroce_ah *ah);
+
+/* --------------------------------------------------------------- QPs */
+
+#include "transport.h"
+
+struct metaroce_qp {
+	struct ib_qp ibqp;		/* qp_num, qp_type, pd, cqs, srq */
+	struct metaroce_dev *mdev;
+	refcount_t ref;			/* lookups in flight + 1 */
+	struct completion done;
+	bool is_user;
+
+	/* Guards state and the attributes below against modify_qp. */
+	spinlock_t state_lock;
+	enum ib_qp_state state;
+	bool sq_draining;		/* SQD requested */
+
+	/* Attributes (valid from the state that sets them). */
+	u32 qkey;
+	u32 dest_qpn;
+	u32 rq_psn, sq_psn;
+	enum ib_mtu path_mtu;
+	u32 mtu;			/* path MTU in bytes */
+	u8 timeout;			/* IB local ack timeout exponent */
+	u8 retry_cnt, rnr_retry, min_rnr_timer;
+	u8 max_rd_atomic, max_dest_rd_atomic;
+	int qp_access_flags;
+	u16 pkey_index;
+	u8 port_num;
+	bool sq_sig_all;
+	struct metaroce_av av;		/* RC: the peer */
+	struct rdma_ah_attr ah_attr;	/* as given, for query_qp */
+
+	/* Queues. */
+	struct metaroce_ring sq;	/* slots: struct metaroce_send_wqe */
+	struct metaroce_ring rq;	/* absent (q NULL) with an SRQ */
+	spinlock_t rq_lock;		/* consumer side of rq */
+	u32 max_send_wr, max_send_sge, max_inline;
+	u32 max_recv_wr, max_recv_sge;
+
+	/* Transport state, owned by the transport. */
+	struct metaroce_tp tp;
+};
+
+static inline struct metaroce_qp *to_mqp(struct ib_qp *q)
+{
+	return container_of(q, struct metaroce_qp, ibqp);
+}
+
+static inline struct metaroce_cq *to_mcq(struct ib_cq *c)
+{
+	return container_of(c, struct metaroce_cq, ibcq);
+}
+
+static inline struct metaroce_srq *to_msrq(struct ib_srq *s)
+{
+	return container_of(s, struct metaroce_srq, ibsrq);
+}
+
+static inline struct metaroce_mr *to_mmr(struct ib_mr *m)
+{
+	return container_of(m, struct metaroce_mr, ibmr);
+}
+
+static inline struct metaroce_ah *to_mah(struct ib_ah *a)
+{
+	return container_of(a, struct metaroce_ah, ibah);
+}
+
+/* Referenced QP by number, or NULL (also NULL while being destroyed). */
+struct metaroce_qp *metaroce_qp_get(struct metaroce_dev *mdev, u32 qpn);
+void metaroce_qp_put(struct metaroce_qp *qp);
+
+/*
+ * Take the next receive WQE of @qp (its SRQ if it has one) into @out.
+ * Returns 0, -EAGAIN when empty (RNR), -EINVAL for a corrupt user WQE
+ * (num_sge beyond max_sge; the slot is consumed). Raises
+ * IB_EVENT_SRQ_LIMIT_REACHED when an armed SRQ drops below its limit.
+ */
+int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out);
+
+/* Move @qp to ERR on a fatal transport error, raising @event. */
+void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event);
+
+#endif /* METAROCE_OBJ_H */

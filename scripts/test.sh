@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run every metaroce test, from a fresh Debian 12 machine:
-#   setup -> build -> unit (ASan/UBSan) -> kunit (UML) -> checkpatch -> lab (two qemu nodes)
+#   setup -> build -> unit (ASan/UBSan) -> provider -> kunit (UML) -> checkpatch -> lab (two qemu nodes)
 # `scripts/test.sh unit kunit` runs only the named layers (setup and build
 # always run first, they are incremental). Ends with one line
 # "N passed, N failed" over all test cases, and exits non-zero on any failure.
@@ -11,7 +11,7 @@ cd "$ROOT"
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-ALL_LAYERS=(unit kunit checkpatch lab)
+ALL_LAYERS=(unit provider kunit checkpatch lab)
 layers=("$@")
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 
@@ -86,6 +86,7 @@ fi
 for layer in "${layers[@]}"; do
 	case $layer in
 	unit)		run_layer unit make -C selftests/unit ;;
+	provider)	run_layer provider providers/metaroce/tests/run-tests.sh ;;
 	kunit)		run_layer kunit scripts/kunit.sh ;;
 	checkpatch)	run_layer checkpatch scripts/checkpatch.sh ;;
 	lab)		run_layer lab lab_layer ;;

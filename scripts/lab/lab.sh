@@ -1,0 +1,418 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# metaroce two-node qemu lab: host-side library, sourced by the scenarios in
+# selftests/lab/. See scripts/lab/README for the API.
+#
+#   n1 192.0.2.1/24 fd00:6d72::1/64     n2 192.0.2.2/24 fd00:6d72::2/64
+#   +---------------------+  qemu socket netdev  +---------------------+
+#   | qemu TCG, eth0      |<--- 127.0.0.1:PORT -->| qemu TCG, eth0      |
+#   | virtio-net ..:01    |                       | virtio-net ..:02    |
+#   +---------------------+                       +---------------------+
+#   Both run Debian's stock kernel (.cache/kernel-$(cat .cache/kver)) with
+#   the host's / as read-only root (9p) and the run directory
+#   build/lab/run-*/ mounted writable on /tmp/lab (the mailbox).
+
+LAB_ROOT=${LAB_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+LAB_KVER=${LAB_KVER:-$(cat "$LAB_ROOT/.cache/kver" 2>/dev/null)}
+LAB_KDIR=${LAB_KDIR:-$LAB_ROOT/.cache/kernel-$LAB_KVER}
+LAB_NAME=${LAB_NAME:-$(basename "$0" .sh)}
+LAB_BOOT_TIMEOUT=${LAB_BOOT_TIMEOUT:-180}	# seconds until both nodes are ready
+LAB_BOOT_TRIES=${LAB_BOOT_TRIES:-2}	# boots retried on timeout (CPU contention)
+LAB_CMD_TIMEOUT=${LAB_CMD_TIMEOUT:-300}	# default per-command limit
+LAB_MEM=${LAB_MEM:-1G}
+LAB_MODULE=${LAB_MODULE:-$LAB_ROOT/metaroce.ko}
+LAB_NODES=(n1 n2)
+# Kernel log lines that fail a run.
+LAB_DMESG_BAD='WARNING:|BUG:|Oops|refcount_t|kmemleak|UBSAN|KASAN|general protection|Call Trace|Kernel panic'
+LAB_RUN=
+LAB_STARTED=
+LAB_STOPPED=
+LAB_SUMMARY_DONE=
+LAB_BOOT_SECS=
+LAB_T0=$SECONDS
+
+lab_log() {	# MSG...: append to the run's lab.log
+	[ -n "$LAB_RUN" ] || return 0
+	printf '%s %s\n' "$(date +%T.%N | cut -c1-12)" "$*" >>"$LAB_RUN/lab.log"
+}
+
+lab_fatal() {	# MSG...: abort the scenario (the exit trap stops the lab)
+	echo "lab: FATAL: $*" >&2
+	lab_log "FATAL: $*"
+	exit 1
+}
+
+_lab_alive() {	# NODE
+	local pid
+	pid=$(cat "$LAB_RUN/$1/qemu.pid" 2>/dev/null) || return 1
+	kill -0 "$pid" 2>/dev/null
+}
+
+_lab_console_tail() {	# NODE [LINES]
+	echo "---- last ${2:-40} lines of $LAB_RUN/$1.console ----"
+	tail -n "${2:-40}" "$LAB_RUN/$1.console" 2>/dev/null | _lab_clean
+	if [ -s "$LAB_RUN/$1.qemu.log" ]; then
+		echo "---- $LAB_RUN/$1.qemu.log ----"
+		tail -n 20 "$LAB_RUN/$1.qemu.log"
+	fi
+	echo "----"
+}
+
+_lab_clean() {	# console log -> plain text
+	sed -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g'
+}
+
+_lab_port_free() {
+	[ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
+}
+
+_lab_qemu() {	# NODE IDX NETDEV-OPTS
+	local node=$1 idx=$2 net=$3
+	mkdir -p "$LAB_RUN/$node"
+	: >"$LAB_RUN/$node.console"
+	qemu-system-x86_64 -name "mrc-$LAB_NAME-$node" \
+		-accel tcg -cpu max -smp 1 -m "$LAB_MEM" \
+		-nographic -nodefaults -no-user-config -no-reboot \
+		-serial "file:$LAB_RUN/$node.console" -monitor none \
+		-kernel "$LAB_KDIR/boot/vmlinuz-$LAB_KVER" -initrd "$LAB_INITRD" \
+		-append "console=ttyS0 loglevel=5 edd=off panic=-1 mrc.node=$node mrc.root=$LAB_ROOT" \
+		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev "local,id=modules,path=$LAB_KDIR/lib/modules,security_model=none,readonly=on,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=modules,mount_tag=modules \
+		-fsdev "local,id=lab,path=$LAB_RUN,security_model=none,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=lab,mount_tag=lab \
+		-netdev "socket,id=n0,$net" \
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:6d:72:0$idx,romfile=" \
+		</dev/null >"$LAB_RUN/$node.qemu.log" 2>&1 &
+	echo $! >"$LAB_RUN/$node/qemu.pid"
+	lab_log "$node: qemu pid $! ($net)"
+}
+
+_lab_kill_all() {	# kill every qemu of this lab, wait for it
+	local node pid
+	for node in "${LAB_NODES[@]}"; do
+		pid=$(cat "$LAB_RUN/$node/qemu.pid" 2>/dev/null) || continue
+		kill "$pid" 2>/dev/null
+		sleep 0.5
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+}
+
+# _lab_boot: start both qemus, wait for both agents; sets LAB_BOOT_SECS.
+# Returns 1 (with LAB_BOOT_ERR) on a timeout or qemu exit.
+_lab_boot() {
+	local port tries node t0 ok s0=$SECONDS
+	LAB_BOOT_ERR=
+	t0=$(date +%s.%N)
+	for tries in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 40000))
+		_lab_port_free "$port" || continue
+		_lab_qemu n1 1 "listen=127.0.0.1:$port"
+		ok=
+		for _ in $(seq 200); do
+			! _lab_port_free "$port" && { ok=1; break; }
+			_lab_alive n1 || break
+			sleep 0.05
+		done
+		[ -n "$ok" ] && break
+		lab_log "n1 did not listen on $port (try $tries)"
+		_lab_kill_all
+	done
+	if [ -z "$ok" ]; then
+		_lab_console_tail n1
+		LAB_BOOT_ERR="n1: qemu did not start"
+		return 1
+	fi
+	_lab_qemu n2 2 "connect=127.0.0.1:$port"
+	for node in "${LAB_NODES[@]}"; do
+		while [ ! -e "$LAB_RUN/$node/ready" ]; do
+			if ! _lab_alive "$node"; then
+				_lab_console_tail "$node"
+				LAB_BOOT_ERR="$node: qemu exited during boot"
+				return 1
+			fi
+			if [ $((SECONDS - s0)) -ge "$LAB_BOOT_TIMEOUT" ]; then
+				_lab_console_tail "$node"
+				LAB_BOOT_ERR="$node: not ready after ${LAB_BOOT_TIMEOUT}s"
+				return 1
+			fi
+			sleep 0.1
+		done
+	done
+	LAB_BOOT_SECS=$(printf '%.1f' "$(bc <<<"$(date +%s.%N) - $t0")")
+	LAB_PORT=$port
+}
+
+# lab_start: boot n1 and n2, wait until both agents are ready. Installs the
+# exit trap that stops the lab and prints the summary if the scenario dies.
+lab_start() {
+	local node try
+	[ -f "$LAB_KDIR/boot/vmlinuz-$LAB_KVER" ] ||
+		lab_fatal "no kernel at $LAB_KDIR (run scripts/setup.sh)"
+	LAB_INITRD=$("$LAB_ROOT/scripts/lab/mkinitramfs.sh") ||
+		lab_fatal "initramfs build failed"
+	LAB_RUN=$LAB_ROOT/build/lab/run-$(date +%Y%m%d-%H%M%S)-$LAB_NAME-$$
+	mkdir -p "$LAB_RUN/checks" "$LAB_RUN/bg"
+	: >"$LAB_RUN/checks.txt"
+	ln -sfn "$(basename "$LAB_RUN")" "$LAB_ROOT/build/lab/last"
+	# The exit trap may fire inside a redirected check: keep the real
+	# stdout/stderr to print the summary on.
+	exec {LAB_FD1}>&1 {LAB_FD2}>&2
+	trap _lab_exit EXIT
+	trap 'exit 130' INT TERM HUP
+	LAB_STARTED=1
+	echo "# lab $LAB_NAME: run dir $LAB_RUN"
+	for try in $(seq "$LAB_BOOT_TRIES"); do
+		_lab_boot && break
+		[ "$try" -lt "$LAB_BOOT_TRIES" ] ||
+			lab_fatal "${LAB_BOOT_ERR:-boot failed} (after $try tries)"
+		echo "# lab: ${LAB_BOOT_ERR:-boot failed}; retrying the boot"
+		_lab_kill_all
+		for node in "${LAB_NODES[@]}"; do
+			mv "$LAB_RUN/$node.console" "$LAB_RUN/$node.console.try$try" 2>/dev/null
+			rm -f "$LAB_RUN/$node/ready"
+		done
+	done
+	lab_log "both nodes ready in ${LAB_BOOT_SECS}s (n1: $(cat "$LAB_RUN/n1/ready"); n2: $(cat "$LAB_RUN/n2/ready"))"
+	echo "# lab $LAB_NAME: nodes ready in ${LAB_BOOT_SECS}s (port $LAB_PORT)"
+}
+
+# Mailbox: allocate the next command number of NODE (safe from subshells).
+_lab_submit() {	# NODE MODE TIMEOUT TEXT -> prints the command file base
+	local node=$1 mode=$2 t=$3 text=$4 seq b lock
+	if [ -z "$LAB_RUN" ] || [ ! -d "$LAB_RUN/$node" ]; then
+		echo "lab: no node $node (lab_start first)" >&2
+		return 1
+	fi
+	exec {lock}>"$LAB_RUN/$node/.seq.lock"
+	flock "$lock"
+	seq=$(($(cat "$LAB_RUN/$node/.seq" 2>/dev/null || echo 0) + 1))
+	echo "$seq" >"$LAB_RUN/$node/.seq"
+	printf -v b '%s/%s/cmd-%04d' "$LAB_RUN" "$node" "$seq"
+	printf '# lab timeout=%s mode=%s\n%s\n' "$t" "$mode" "$text" >"$b.tmp"
+	mv "$b.tmp" "$b.sh"
+	flock -u "$lock"
+	exec {lock}>&-
+	lab_log "$node ${b##*/} $mode: $text"
+	echo "$b"
+}
+
+_lab_await() {	# NODE BASE WAIT-SECS: print the output, return the rc
+	local node=$1 b=$2 end=$((SECONDS + $3)) rc
+	while [ ! -e "$b.rc" ]; do
+		if ! _lab_alive "$node"; then
+			cat "$b.out" 2>/dev/null
+			echo "lab: $node died while running ${b##*/}" >&2
+			_lab_console_tail "$node" 30 >&2
+			lab_log "$node ${b##*/}: node died"
+			return 255
+		fi
+		if [ $SECONDS -ge $end ]; then
+			cat "$b.out" 2>/dev/null
+			echo "lab: $node: no result for ${b##*/} after $3s" >&2
+			lab_log "$node ${b##*/}: host timeout"
+			return 124
+		fi
+		sleep 0.05
+	done
+	rc=$(cat "$b.rc")
+	cat "$b.out"
+	lab_log "$node ${b##*/} rc=$rc"
+	return "$rc"
+}
+
+_lab_text() {	# CMD...: one argument = shell code, several = argv
+	if [ $# -eq 1 ]; then
+		printf '%s' "$1"
+	else
+		printf '%q ' "$@"
+	fi
+}
+
+# lab_run NODE CMD...: run synchronously on NODE, print its output (stdout
+# and stderr), return its exit code. LAB_CMD_TIMEOUT limits it.
+lab_run() {
+	local node=$1 b t=${LAB_CMD_TIMEOUT}
+	shift
+	b=$(_lab_submit "$node" fg "$t" "$(_lab_text "$@")") || return 255
+	_lab_await "$node" "$b" $((t + 60))
+}
+n1() { lab_run n1 "$@"; }
+n2() { lab_run n2 "$@"; }
+
+# lab_bg NODE NAME CMD...: start CMD in the background on NODE.
+lab_bg() {
+	local node=$1 name=$2 b
+	shift 2
+	b=$(_lab_submit "$node" bg "$LAB_CMD_TIMEOUT" "$(_lab_text "$@")") || return 255
+	echo "$node $b $LAB_CMD_TIMEOUT" >"$LAB_RUN/bg/$name"
+}
+
+# lab_wait NAME: wait for a lab_bg command, print its output, return its rc.
+lab_wait() {
+	local node b t
+	read -r node b t <"$LAB_RUN/bg/$1" 2>/dev/null || {
+		echo "lab_wait: no background command '$1'" >&2
+		return 255
+	}
+	_lab_await "$node" "$b" $((t + 60))
+}
+
+# lab_wait_for NODE 'SHELL CONDITION' [TIMEOUT]: poll on NODE until the
+# condition holds (rc 0) or TIMEOUT seconds (default 60) pass (rc 1).
+lab_wait_for() {
+	local node=$1 cond=$2 t=${3:-60}
+	LAB_CMD_TIMEOUT=$((t + 30)) lab_run "$node" "end=\$((SECONDS + $t))
+until ( $cond ) >/dev/null 2>&1; do
+	[ \$SECONDS -lt \$end ] || { echo 'lab_wait_for: timed out after ${t}s: '$(printf %q "$cond"); exit 1; }
+	sleep 0.2
+done"
+}
+
+# lab_netem NODE ARGS...: netem on NODE's eth0 egress; lab_netem_clear [NODE...]
+lab_netem() {
+	local node=$1
+	shift
+	lab_run "$node" tc qdisc replace dev eth0 root netem "$@"
+}
+lab_netem_clear() {
+	local node
+	for node in "${@:-${LAB_NODES[@]}}"; do
+		lab_run "$node" 'tc qdisc del dev eth0 root 2>/dev/null; true'
+	done
+}
+
+# lab_load_metaroce NODE [IBDEV [NETDEV]]: load metaroce.ko (and its
+# dependencies) and add IBDEV (mrc0) on NETDEV (eth0).
+lab_load_metaroce() {
+	local node=$1 dev=${2:-mrc0} netdev=${3:-eth0}
+	if [ ! -f "$LAB_MODULE" ]; then
+		echo "lab_load_metaroce: $LAB_MODULE is not built (make KVER=$LAB_KVER)" >&2
+		return 1
+	fi
+	lab_run "$node" "set -e
+for d in \$(modinfo -F depends $LAB_MODULE | tr , ' '); do modprobe \$d; done
+insmod $LAB_MODULE
+rdma link add $dev type metaroce netdev $netdev"
+}
+
+# check DESCRIPTION [!] CMD...: run CMD (host side; typically n1/n2 ...),
+# print one line "ok   DESCRIPTION" or "FAIL DESCRIPTION" (plus the tail of
+# its output). "!" expects CMD to fail.
+check() {
+	local desc=$1 neg='' rc n log good
+	shift
+	if [ "$1" = "!" ]; then
+		neg=1
+		shift
+	fi
+	n=$(($(wc -l <"$LAB_RUN/checks.txt") + 1))
+	printf -v log '%s/checks/%03d.log' "$LAB_RUN" "$n"
+	echo "# check: $desc" >"$log"
+	echo "# cmd: ${neg:+! }$*" >>"$log"
+	lab_log "check $n: $desc"
+	"$@" >>"$log" 2>&1
+	rc=$?
+	good=$(( neg ? rc != 0 : rc == 0 ))
+	_lab_record "$good" "$desc" "$rc" "$log"
+	[ "$good" = 1 ]
+}
+
+_lab_record() {	# GOOD DESC RC LOG
+	if [ "$1" = 1 ]; then
+		echo "ok $2" >>"$LAB_RUN/checks.txt"
+		printf 'ok    %s\n' "$2"
+	else
+		echo "FAIL $2" >>"$LAB_RUN/checks.txt"
+		printf 'FAIL  %s (rc=%s%s)\n' "$2" "$3" "${4:+, log ${4#"$LAB_ROOT"/}}"
+		[ -n "$4" ] && tail -n 15 "$4" | sed 's/^/      | /'
+	fi
+	lab_log "result: $(tail -n 1 "$LAB_RUN/checks.txt")"
+}
+
+# lab_stop: collect dmesg of each node (FAIL on kernel warnings), power the
+# nodes off, kill qemu. Idempotent; called by lab_summary and the exit trap.
+lab_stop() {
+	local node bad pid any_fail first
+	[ -n "$LAB_STARTED" ] && [ -z "$LAB_STOPPED" ] || return 0
+	LAB_STOPPED=1
+	for node in "${LAB_NODES[@]}"; do
+		[ -d "$LAB_RUN/$node" ] || continue
+		if _lab_alive "$node" && [ -e "$LAB_RUN/$node/ready" ] &&
+			LAB_CMD_TIMEOUT=60 lab_run "$node" dmesg >"$LAB_RUN/$node.dmesg" 2>&1; then
+			:
+		else
+			echo "# $node: no dmesg from the guest, using its console log"
+			_lab_clean <"$LAB_RUN/$node.console" >"$LAB_RUN/$node.dmesg"
+		fi
+		bad=$(grep -E "$LAB_DMESG_BAD" "$LAB_RUN/$node.dmesg")
+		if [ -z "$bad" ] && [ -s "$LAB_RUN/$node.dmesg" ]; then
+			_lab_record 1 "$node: kernel log clean" 0 ""
+		else
+			printf '%s\n' "${bad:-empty kernel log}" >"$LAB_RUN/checks/$node-dmesg.log"
+			_lab_record 0 "$node: kernel log clean" 1 "$LAB_RUN/checks/$node-dmesg.log"
+		fi
+	done
+	for node in "${LAB_NODES[@]}"; do
+		_lab_alive "$node" || continue
+		_lab_submit "$node" bg 30 'sync; echo o >/proc/sysrq-trigger' >/dev/null
+	done
+	for node in "${LAB_NODES[@]}"; do
+		pid=$(cat "$LAB_RUN/$node/qemu.pid" 2>/dev/null) || continue
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			lab_log "$node: qemu $pid did not power off, killing"
+			kill "$pid" 2>/dev/null
+			sleep 1
+			kill -9 "$pid" 2>/dev/null
+		fi
+		wait "$pid" 2>/dev/null
+	done
+	any_fail=$(grep -c '^FAIL' "$LAB_RUN/checks.txt")
+	if [ "$any_fail" -gt 0 ]; then
+		for node in "${LAB_NODES[@]}"; do
+			[ -f "$LAB_RUN/$node.dmesg" ] || continue
+			first=$(grep -En -m1 "$LAB_DMESG_BAD" "$LAB_RUN/$node.dmesg" | cut -d: -f1)
+			if [ -n "$first" ]; then
+				echo "# ---- $node dmesg from line $((first > 5 ? first - 5 : 1)) (full: ${LAB_RUN#"$LAB_ROOT"/}/$node.dmesg) ----"
+				tail -n +$((first > 5 ? first - 5 : 1)) "$LAB_RUN/$node.dmesg" | head -n 80 | sed 's/^/# /'
+			else
+				echo "# ---- $node dmesg (last 60 lines; full: ${LAB_RUN#"$LAB_ROOT"/}/$node.dmesg) ----"
+				tail -n 60 "$LAB_RUN/$node.dmesg" | sed 's/^/# /'
+			fi
+		done
+	fi
+	lab_log "lab stopped"
+}
+
+# lab_summary: stop the lab, print timing and exactly "N passed, N failed";
+# returns non-zero on any failure (or if nothing was checked).
+lab_summary() {
+	local passed failed
+	lab_stop
+	LAB_SUMMARY_DONE=1
+	passed=$(grep -c '^ok' "$LAB_RUN/checks.txt")
+	failed=$(grep -c '^FAIL' "$LAB_RUN/checks.txt")
+	echo "# lab $LAB_NAME: boot ${LAB_BOOT_SECS:-?}s, total $((SECONDS - LAB_T0))s, logs in ${LAB_RUN#"$LAB_ROOT"/}"
+	echo "$passed passed, $failed failed"
+	lab_log "summary: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+}
+
+_lab_exit() {
+	local rc=$?
+	trap - EXIT INT TERM HUP
+	[ -n "${LAB_FD1:-}" ] && exec 1>&"$LAB_FD1" 2>&"$LAB_FD2"
+	if [ -z "$LAB_SUMMARY_DONE" ] && [ -n "$LAB_RUN" ]; then
+		_lab_record 0 "scenario ran to completion (exit $rc)" "$rc" ""
+		lab_summary
+		exit 1
+	fi
+	lab_stop
+	exit "$rc"
+}

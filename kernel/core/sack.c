@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * metaroce receiver window / SACK and sender scoreboard. See sack.h.
+ */
+#include "sack.h"
+
+#define MRC_WMASK	(MRC_WND - 1)
+
+/* ------------------------------------------------------------------ rx */
+
+static bool rx_bit(const struct mrc_rx *rx, u32 psn)
+{
+	u32 i = psn & MRC_WMASK;
+
+	return rx->bits[i / 64] & (1ULL << (i % 64));
+}
+
+static void rx_set(struct mrc_rx *rx, u32 psn)
+{
+	u32 i = psn & MRC_WMASK;
+
+	rx->bits[i / 64] |= 1ULL << (i % 64);
+}
+
+static void rx_clear(struct mrc_rx *rx, u32 psn)
+{
+	u32 i = psn & MRC_WMASK;
+
+	rx->bits[i / 64] &= ~(1ULL << (i % 64));
+}
+
+void mrc_rx_init(struct mrc_rx *rx, u32 isn)
+{
+	memset(rx, 0, sizeof(*rx));
+	rx->cum = isn;
+	rx->top = isn;
+	rx->ack_every = MRC_ACK_EVERY_DEFAULT;
+}
+
+enum mrc_rx_verdict mrc_rx_check(const struct mrc_rx *rx, u32 psn)
+{
+	s32 d = mrc_seq_diff(psn, rx->cum);
+
+	if (d < 0)
+		return MRC_RX_DUP;
+	if (d >= MRC_WND)
+		return MRC_RX_OOW;
+	return rx_bit(rx, psn) ? MRC_RX_DUP : MRC_RX_NEW;
+}
+
+enum mrc_rx_verdict mrc_rx_on_packet(struct mrc_rx *rx,
+				     const struct mrc_pkt *p, bool ce,
+				     u64 now_us)
+{
+	enum mrc_rx_verdict v = mrc_rx_check(rx, p->psn);
+	struct mrc_rx_path *pp;
+
+	if (p->path_id < MRC_MAX_PATHS) {
+		pp = &rx->path[p->path_id];
+		if (!pp->seen || mrc_seq_gt(p->ppsn, pp->max_ppsn))
+			pp->max_ppsn = p->ppsn;
+		pp->seen = 1;
+		pp->dirty = 1;
+		if (ce) {
+			pp->ce_count++;
+			rx->ack_now = 1;	/* echo congestion promptly */
+		}
+		rx->ts_path = p->path_id;
+	}
+	rx->tsval = p->tsval;
+	rx->ts_rx_us = now_us;
+	rx->unacked++;
+
+	if (v != MRC_RX_NEW || p->psn != rx->cum ||
+	    (p->flags & (MRC_F_ACKREQ | MRC_F_LAST | MRC_F_RETX)) ||
+	    rx->unacked >= rx->ack_every || mrc_seq_gt(rx->top, rx->cum))
+		rx->ack_now = 1;
+	return v;
+}
+
+u32 mrc_rx_commit(struct mrc_rx *rx, u32 psn)
+{
+	u32 old = rx->cum;
+
+	if (mrc_rx_check(rx, psn) != MRC_RX_NEW)
+		return 0;
+	rx_set(rx, psn);
+	if (mrc_seq_geq(psn, rx->top))
+		rx->top = psn + 1;
+	while (rx_bit(rx, rx->cum)) {
+		rx_clear(rx, rx->cum);
+		rx->cum++;
+	}
+	return rx->cum - old;
+}
+
+bool mrc_rx_ack_due(const struct mrc_rx *rx)
+{
+	return rx->ack_now;
+}
+
+bool mrc_rx_ack_pending(const struct mrc_rx *rx)
+{
+	return rx->unacked || rx->ack_now;
+}
+
+u16 mrc_rx_rwnd(const struct mrc_rx *rx)
+{
+	return MRC_WND - (rx->top - rx->cum);
+}
+
+void mrc_rx_sack(const struct mrc_rx *rx, u8 sack[MRC_SACK_BYTES])
+{
+	u32 i, n = rx->top - rx->cum;
+
+	memset(sack, 0, MRC_SACK_BYTES);
+	for (i = 1; i < n; i++)
+		if (rx_bit(rx, rx->cum + i))
+			sack[i / 8] |= 1U << (i % 8);
+}
+
+void mrc_rx_build_ack(struct mrc_rx *rx, struct mrc_ack_info *a, u64 now_us)
+{
+	u64 delay = now_us - rx->ts_rx_us;
+	u32 i;
+
+	memset(a, 0, sizeof(*a));
+	a->cum_psn = rx->cum;
+	a->syndrome = MRC_SYN_ACK;
+	a->tsecr = rx->tsval;
+	a->ts_path = rx->ts_path;
+	a->ack_delay = now_us < rx->ts_rx_us ? 0 : min_t(u64, delay, 0xffff);
+	a->rwnd = mrc_rx_rwnd(rx);
+	mrc_rx_sack(rx, a->sack);
+	for (i = 0; i < MRC_MAX_PATHS; i++) {
+		struct mrc_rx_path *pp = &rx->path[i];
+
+		if (!pp->dirty)
+			continue;
+		a->paths[a->npaths].path_id = i;
+		a->paths[a->npaths].ce_count = pp->ce_count;
+		a->paths[a->npaths].max_ppsn = pp->max_ppsn;
+		a->npaths++;
+		pp->dirty = 0;
+	}
+	rx->unacked = 0;
+	rx->ack_now = 0;
+}
+
+/* ------------------------------------------------------------------ tx */
+
+static struct mrc_sb_ent *sb_ent(struct mrc_sb *sb, u32 psn)
+{
+	return &sb->ent[psn & MRC_WMASK];
+}
+
+static bool sb_outstanding(const struct mrc_sb *sb, u32 psn)
+{
+	return mrc_seq_in(psn, sb->una, sb->nxt);
+}
+
+void mrc_sb_init(struct mrc_sb *sb, u32 isn, u32 ippsn, u32 dupthresh)
+{
+	u32 i;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->una = isn;
+	sb->nxt = isn;
+	sb->dupthresh = dupthresh ? dupthresh : 1;
+	for (i = 0; i < MRC_MAX_PATHS; i++)
+		sb->path_nxt[i] = ippsn;
+}
+
+int mrc_sb_send_new(struct mrc_sb *sb, u8 path, u64 now_us, u32 cookie,
+		    u32 *psn, u32 *ppsn)
+{
+	struct mrc_sb_ent *e;
+
+	if (path >= MRC_MAX_PATHS)
+		return -MRC_E_PATH;
+	if (!mrc_sb_can_send(sb))
+		return -MRC_E_NOSPC;
+	e = sb_ent(sb, sb->nxt);
+	e->ppsn = sb->path_nxt[path]++;
+	e->sent_us = (u32)now_us;
+	e->cookie = cookie;
+	e->path = path;
+	e->state = MRC_SB_INFLIGHT;
+	e->retx = 0;
+	sb->inflight[path]++;
+	*psn = sb->nxt++;
+	*ppsn = e->ppsn;
+	return 0;
+}
+
+int mrc_sb_on_retx(struct mrc_sb *sb, u32 psn, u8 path, u64 now_us,
+		   u32 *ppsn)
+{
+	struct mrc_sb_ent *e;
+
+	if (path >= MRC_MAX_PATHS)
+		return -MRC_E_PATH;
+	if (!sb_outstanding(sb, psn))
+		return -MRC_E_FIELD;
+	e = sb_ent(sb, psn);
+	if (e->state == MRC_SB_SACKED)
+		return -MRC_E_FIELD;
+	if (e->state == MRC_SB_LOST)
+		sb->nlost--;
+	else
+		sb->inflight[e->path]--;
+	e->state = MRC_SB_INFLIGHT;
+	e->path = path;
+	e->ppsn = sb->path_nxt[path]++;
+	e->sent_us = (u32)now_us;
+	if (e->retx < 0xff)
+		e->retx++;
+	sb->inflight[path]++;
+	*ppsn = e->ppsn;
+	return 0;
+}
+
+static void sb_path_hi(struct mrc_sb *sb, u32 path, u32 ppsn)
+{
+	u32 bit = 1U << path;
+
+	if (!(sb->path_hi_valid & bit) || mrc_seq_gt(ppsn, sb->path_hi[path]))
+		sb->path_hi[path] = ppsn;
+	sb->path_hi_valid |= bit;
+}
+
+/* Entry leaves INFLIGHT/LOST because it was delivered. */
+static void sb_delivered(struct mrc_sb *sb, struct mrc_sb_ent *e,
+			 struct mrc_sb_ack_res *res)
+{
+	if (e->state == MRC_SB_INFLIGHT)
+		sb->inflight[e->path]--;
+	else if (e->state == MRC_SB_LOST)
+		sb->nlost--;
+	else
+		return;
+	res->newly_acked++;
+	if (res->acked[e->path] < 0xffff)
+		res->acked[e->path]++;
+	/* An original transmission's PPSN proves its path progressed. */
+	if (!e->retx)
+		sb_path_hi(sb, e->path, e->ppsn);
+}
+
+/* Is an ACK consistent with what was sent? (no state change) */
+static int sb_ack_valid(const struct mrc_sb *sb, const struct mrc_ack_info *a)
+{
+	u32 i;
+
+	/* cum may lag una (old ACK) but never pass nxt. */
+	if (mrc_seq_gt(a->cum_psn, sb->nxt) ||
+	    mrc_seq_diff(sb->una, a->cum_psn) > (s32)MRC_WND * 4)
+		return -MRC_E_FIELD;
+	if (a->npaths > MRC_MAX_PATHS)
+		return -MRC_E_PATH;
+	for (i = 0; i < a->npaths; i++) {
+		const struct mrc_ack_path_info *r = &a->paths[i];
+
+		if (r->path_id >= MRC_MAX_PATHS)
+			return -MRC_E_PATH;
+		/* never sent on that path yet, or a PPSN not yet sent */
+		if (!mrc_seq_lt(r->max_ppsn, sb->path_nxt[r->path_id]))
+			return -MRC_E_FIELD;
+	}
+	/* SACK bits may only cover PSNs that were sent. */
+	for (i = 1; i < MRC_WND; i++) {
+		if (!(a->sack[i / 8] & (1U << (i % 8))))
+			continue;
+		if (!mrc_seq_lt(a->cum_psn + i, sb->nxt))
+			return -MRC_E_FIELD;
+	}
+	return 0;
+}
+
+int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
+		     struct mrc_sb_ack_res *res)
+{
+	struct mrc_sb_ack_res dummy;
+	u32 i, psn;
+	int err;
+
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	err = sb_ack_valid(sb, a);
+	if (err)
+		return err;
+
+	/* 1. cumulative point */
+	while (mrc_seq_lt(sb->una, a->cum_psn)) {
+		struct mrc_sb_ent *e = sb_ent(sb, sb->una);
+
+		sb_delivered(sb, e, res);
+		e->state = MRC_SB_FREE;
+		sb->una++;
+		res->cum_advance++;
+	}
+
+	/* 2. selective acks */
+	for (i = 1; i < MRC_WND; i++) {
+		struct mrc_sb_ent *e;
+
+		if (!(a->sack[i / 8] & (1U << (i % 8))))
+			continue;
+		psn = a->cum_psn + i;
+		if (!sb_outstanding(sb, psn))
+			continue;
+		e = sb_ent(sb, psn);
+		sb_delivered(sb, e, res);
+		e->state = MRC_SB_SACKED;
+	}
+
+	/* 3. per-path reports: highest PPSN and ECN echo */
+	for (i = 0; i < a->npaths; i++) {
+		const struct mrc_ack_path_info *r = &a->paths[i];
+		s16 dce = mrc_seq16_diff(r->ce_count, sb->path_ce[r->path_id]);
+
+		sb_path_hi(sb, r->path_id, r->max_ppsn);
+		if (dce > 0) {
+			res->ce[r->path_id] = dce;
+			sb->path_ce[r->path_id] = r->ce_count;
+		}
+	}
+
+	/* 4. loss: a later PPSN on the same path arrived dupthresh ahead */
+	for (psn = sb->una; mrc_seq_lt(psn, sb->nxt); psn++) {
+		struct mrc_sb_ent *e = sb_ent(sb, psn);
+
+		if (e->state != MRC_SB_INFLIGHT ||
+		    !(sb->path_hi_valid & (1U << e->path)))
+			continue;
+		if (mrc_seq_geq(sb->path_hi[e->path], e->ppsn + sb->dupthresh)) {
+			e->state = MRC_SB_LOST;
+			sb->inflight[e->path]--;
+			sb->nlost++;
+			res->newly_lost++;
+			res->lost[e->path]++;
+		}
+	}
+	return 0;
+}
+
+int mrc_sb_next_lost(const struct mrc_sb *sb, u32 *psn)
+{
+	u32 p;
+
+	if (!sb->nlost)
+		return -1;
+	for (p = sb->una; mrc_seq_lt(p, sb->nxt); p++) {
+		if (sb->ent[p & MRC_WMASK].state == MRC_SB_LOST) {
+			*psn = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int mrc_sb_tlp_psn(const struct mrc_sb *sb, u32 *psn)
+{
+	u32 p;
+
+	for (p = sb->nxt; mrc_seq_gt(p, sb->una); p--) {
+		u8 st = sb->ent[(p - 1) & MRC_WMASK].state;
+
+		if (st == MRC_SB_INFLIGHT || st == MRC_SB_LOST) {
+			*psn = p - 1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int mrc_sb_mark_lost(struct mrc_sb *sb, u32 psn)
+{
+	struct mrc_sb_ent *e;
+
+	if (!sb_outstanding(sb, psn))
+		return -MRC_E_FIELD;
+	e = sb_ent(sb, psn);
+	if (e->state == MRC_SB_SACKED)
+		return -MRC_E_FIELD;
+	if (e->state == MRC_SB_INFLIGHT) {
+		sb->inflight[e->path]--;
+		sb->nlost++;
+		e->state = MRC_SB_LOST;
+	}
+	return 0;
+}
+
+u32 mrc_sb_mark_inflight_lost(struct mrc_sb *sb, u32 path)
+{
+	u32 p, n = 0;
+
+	for (p = sb->una; mrc_seq_lt(p, sb->nxt); p++) {
+		struct mrc_sb_ent *e = sb_ent(sb, p);
+
+		if (e->state != MRC_SB_INFLIGHT)
+			continue;
+		if (path < MRC_MAX_PATHS && e->path != path)
+			continue;
+		sb->inflight[e->path]--;
+		sb->nlost++;
+		e->state = MRC_SB_LOST;
+		n++;
+	}
+	return n;
+}
+
+u32 mrc_sb_mark_stale_lost(struct mrc_sb *sb, u64 now_us, u32 age_us,
+			   u16 *lost)
+{
+	u32 p, n = 0;
+
+	for (p = sb->una; mrc_seq_lt(p, sb->nxt); p++) {
+		struct mrc_sb_ent *e = sb_ent(sb, p);
+
+		if (e->state != MRC_SB_INFLIGHT ||
+		    (u32)now_us - e->sent_us < age_us)
+			continue;
+		sb->inflight[e->path]--;
+		sb->nlost++;
+		e->state = MRC_SB_LOST;
+		if (lost)
+			lost[e->path]++;
+		n++;
+	}
+	return n;
+}
+
+u32 mrc_sb_cookie(const struct mrc_sb *sb, u32 psn)
+{
+	if (!sb_outstanding(sb, psn))
+		return 0;
+	return sb->ent[psn & MRC_WMASK].cookie;
+}
+
+enum mrc_sb_state mrc_sb_state_of(const struct mrc_sb *sb, u32 psn)
+{
+	if (!sb_outstanding(sb, psn))
+		return MRC_SB_FREE;
+	return sb->ent[psn & MRC_WMASK].state;
+}
+
+int mrc_sb_check(const struct mrc_sb *sb)
+{
+	u16 inflight[MRC_MAX_PATHS] = { 0 };
+	u32 p, nlost = 0, i;
+
+	if (mrc_sb_outstanding(sb) > MRC_WND)
+		return -1;
+	for (p = sb->una; mrc_seq_lt(p, sb->nxt); p++) {
+		const struct mrc_sb_ent *e = &sb->ent[p & MRC_WMASK];
+
+		if (e->path >= MRC_MAX_PATHS)
+			return -2;
+		if (e->state == MRC_SB_INFLIGHT)
+			inflight[e->path]++;
+		else if (e->state == MRC_SB_LOST)
+			nlost++;
+		else if (e->state != MRC_SB_SACKED)
+			return -3;
+	}
+	if (nlost != sb->nlost)
+		return -4;
+	for (i = 0; i < MRC_MAX_PATHS; i++)
+		if (inflight[i] != sb->inflight[i])
+			return -5;
+	return 0;
+}

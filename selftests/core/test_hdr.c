@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Header build/parse: roundtrip of every opcode, hostile inputs. */
+#include "mrc_test.h"
+#include "hdr.h"
+#include "crc32c.h"
+
+static const u8 hdr_ops[] = {
+	MRC_OP_SEND, MRC_OP_SEND_IMM, MRC_OP_SEND_INV, MRC_OP_WRITE,
+	MRC_OP_WRITE_IMM, MRC_OP_READ_REQ, MRC_OP_READ_RESP,
+	MRC_OP_CMP_SWAP, MRC_OP_FETCH_ADD, MRC_OP_ATOMIC_RESP,
+	MRC_OP_ACK, MRC_OP_PROBE,
+};
+
+#define HDR_PAYLOAD	100
+
+/* A valid packet of @op: a middle segment where segments exist. */
+static void hdr_fill(struct mrc_pkt *p, u8 op)
+{
+	u32 i;
+
+	memset(p, 0, sizeof(*p));
+	p->opcode = op;
+	p->path_id = 5;
+	p->dst_qpn = 0xabcdef;
+	p->psn = 0xfffffffeU;
+	p->ppsn = 0x12345678;
+	p->tsval = 0xdeadbeef;
+	switch (op) {
+	case MRC_OP_SEND:
+	case MRC_OP_SEND_IMM:
+	case MRC_OP_SEND_INV:
+		p->payload_len = HDR_PAYLOAD;
+		p->send.rmsn = 77;
+		p->send.msg_len = 1000;
+		p->send.offset = 300;
+		p->send.imm = 0x01020304;
+		break;
+	case MRC_OP_WRITE:
+	case MRC_OP_WRITE_IMM:
+		p->payload_len = HDR_PAYLOAD;
+		p->flags = MRC_F_LAST | MRC_F_SOLICIT;
+		p->write.va = 0x1122334455667788ULL;
+		p->write.rkey = 0x99;
+		p->write.msg_len = 400;
+		p->write.offset = 300;
+		p->write.rmsn = 3;
+		p->write.imm = 0xcafe;
+		break;
+	case MRC_OP_READ_REQ:
+		p->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ;
+		p->read.va = 0x8000000000000000ULL;
+		p->read.rkey = 7;
+		p->read.len = MRC_MAX_MSG;
+		break;
+	case MRC_OP_READ_RESP:
+		p->payload_len = HDR_PAYLOAD;
+		p->flags = MRC_F_FIRST;
+		p->rresp.req_psn = 41;
+		p->rresp.offset = 0;
+		p->rresp.msg_len = 5000;
+		break;
+	case MRC_OP_CMP_SWAP:
+	case MRC_OP_FETCH_ADD:
+		p->flags = MRC_F_FIRST | MRC_F_LAST;
+		p->atomic.va = 0x1000;
+		p->atomic.swap_add = ~0ULL;
+		p->atomic.compare = 0x0102030405060708ULL;
+		p->atomic.rkey = 0xffffffffU;
+		break;
+	case MRC_OP_ATOMIC_RESP:
+		p->flags = MRC_F_FIRST | MRC_F_LAST;
+		p->aresp.orig = 0xfedcba9876543210ULL;
+		p->aresp.req_psn = 12;
+		break;
+	case MRC_OP_ACK:
+		p->psn = 0;
+		p->ppsn = 0;
+		p->ack.cum_psn = 0xfffffff0U;
+		p->ack.nak_psn = 0;
+		p->ack.tsecr = 0x55aa55aa;
+		p->ack.ack_delay = 12;
+		p->ack.fair_share = 32;
+		p->ack.rwnd = 200;
+		p->ack.ts_path = 3;
+		p->ack.npaths = 3;
+		for (i = 1; i < MRC_WND; i += 7)
+			p->ack.sack[i / 8] |= 1U << (i % 8);
+		for (i = 0; i < 3; i++) {
+			p->ack.paths[i].path_id = i * 5;
+			p->ack.paths[i].ce_count = 0xfff0 + i;
+			p->ack.paths[i].max_ppsn = 0xfffffff0U + i;
+		}
+		break;
+	case MRC_OP_PROBE:
+		p->flags = MRC_F_ACKREQ;
+		break;
+	}
+}
+
+/* Build headers + payload + ICRC into buf; returns total length. */
+static u32 hdr_make(struct mrc_pkt *p, u8 *buf, u32 size)
+{
+	int h = mrc_hdr_build(p, buf, size);
+	u32 i;
+
+	if (h < 0 || (u32)h + p->payload_len + MRC_ICRC_LEN > size)
+		return 0;
+	for (i = 0; i < p->payload_len; i++)
+		buf[h + i] = (u8)(i * 7 + 1);
+	return mrc_icrc_put(buf, h + p->payload_len);
+}
+
+static bool hdr_pkt_eq(const struct mrc_pkt *a, const struct mrc_pkt *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+MRC_TEST(hdr_roundtrip_every_opcode)
+{
+	struct mrc_pkt *in, *out;
+	u8 buf[512];
+	u32 i, len;
+
+	MRC_ALLOC(in);
+	MRC_ALLOC(out);
+	for (i = 0; i < ARRAY_SIZE(hdr_ops); i++) {
+		hdr_fill(in, hdr_ops[i]);
+		len = hdr_make(in, buf, sizeof(buf));
+		MRC_ASSERT_TRUE(len > 0);
+		MRC_EXPECT_EQ(len, mrc_hdr_len(in) + in->payload_len +
+			      MRC_ICRC_LEN);
+		MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), 0);
+		in->hdr_len = mrc_hdr_len(in);
+		MRC_EXPECT_TRUE(hdr_pkt_eq(in, out));
+		if (in->payload_len)	/* payload position */
+			MRC_EXPECT_EQ(buf[out->hdr_len], 1);
+	}
+}
+
+MRC_TEST(hdr_wire_layout)
+{
+	struct mrc_pkt *p;
+	u8 buf[512];
+
+	MRC_ALLOC(p);
+	hdr_fill(p, MRC_OP_WRITE);
+	MRC_ASSERT_TRUE(hdr_make(p, buf, sizeof(buf)) > 0);
+	/* spot-check big-endian placement against protocol.rst */
+	MRC_EXPECT_EQ(buf[0], MRC_WIRE_VERSION);
+	MRC_EXPECT_EQ(buf[1], MRC_OP_WRITE);
+	MRC_EXPECT_EQ(buf[3], 5);
+	MRC_EXPECT_EQ(buf[4], 0);
+	MRC_EXPECT_EQ(buf[5], 0xab);
+	MRC_EXPECT_EQ(buf[7], 0xef);
+	MRC_EXPECT_EQ(buf[8], 0xff);
+	MRC_EXPECT_EQ(buf[11], 0xfe);
+	MRC_EXPECT_EQ(buf[20], 0);
+	MRC_EXPECT_EQ(buf[21], HDR_PAYLOAD);
+	MRC_EXPECT_EQ(buf[24], 0x11);		/* va msb */
+	MRC_EXPECT_EQ(buf[31], 0x88);
+	MRC_EXPECT_EQ(buf[35], 0x99);		/* rkey lsb */
+}
+
+MRC_TEST(hdr_truncation_rejected)
+{
+	struct mrc_pkt *in, *out;
+	u8 buf[512];
+	u32 i, len, cut;
+
+	MRC_ALLOC(in);
+	MRC_ALLOC(out);
+	for (i = 0; i < ARRAY_SIZE(hdr_ops); i++) {
+		hdr_fill(in, hdr_ops[i]);
+		len = hdr_make(in, buf, sizeof(buf));
+		MRC_ASSERT_TRUE(len > 0);
+		for (cut = 0; cut < len; cut++) {
+			/* with and without the ICRC check */
+			MRC_EXPECT_NE(mrc_pkt_parse(buf, cut, out, 0), 0);
+			MRC_EXPECT_NE(mrc_pkt_parse(buf, cut, out,
+						    MRC_PARSE_NO_ICRC), 0);
+		}
+		/* header-only parse needs the whole header */
+		for (cut = 0; cut < (u32)mrc_hdr_len(in); cut++)
+			MRC_EXPECT_EQ(mrc_hdr_parse(buf, cut, len, out),
+				      -MRC_E_TRUNC);
+		MRC_EXPECT_EQ(mrc_hdr_parse(buf, mrc_hdr_len(in), len, out),
+			      0);
+		/* one extra byte is a length error */
+		buf[len] = 0;
+		MRC_EXPECT_NE(mrc_pkt_parse(buf, len + 1, out,
+					    MRC_PARSE_NO_ICRC), 0);
+	}
+}
+
+MRC_TEST(hdr_icrc_detects_corruption)
+{
+	struct mrc_pkt *in, *out;
+	u8 buf[512];
+	u32 len, i;
+
+	MRC_ALLOC(in);
+	MRC_ALLOC(out);
+	hdr_fill(in, MRC_OP_SEND);
+	len = hdr_make(in, buf, sizeof(buf));
+	MRC_ASSERT_TRUE(len > 0);
+	for (i = 0; i < len; i++) {
+		buf[i] ^= 0x20;
+		MRC_EXPECT_NE(mrc_pkt_parse(buf, len, out, 0), 0);
+		buf[i] ^= 0x20;
+	}
+	MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), 0);
+	buf[len - 1] ^= 1;
+	MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), -MRC_E_ICRC);
+	MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, MRC_PARSE_NO_ICRC), 0);
+}
+
+/* Re-seal after editing one header byte, expect @err. */
+static int hdr_edit(u8 *buf, u32 len, u32 off, u8 val, struct mrc_pkt *out)
+{
+	buf[off] = val;
+	mrc_icrc_put(buf, len - MRC_ICRC_LEN);
+	return mrc_pkt_parse(buf, len, out, 0);
+}
+
+MRC_TEST(hdr_hostile_fields)
+{
+	struct mrc_pkt *in, *out;
+	u8 buf[512], orig[512];
+	u32 len, ack_paths;
+
+	MRC_ALLOC(in);
+	MRC_ALLOC(out);
+	hdr_fill(in, MRC_OP_SEND);
+	len = hdr_make(in, buf, sizeof(buf));
+	memcpy(orig, buf, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 0, 2, out), -MRC_E_VERSION);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 1, 0x7f, out), -MRC_E_OPCODE);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 2, 0x80, out), -MRC_E_FLAGS);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 3, MRC_MAX_PATHS, out), -MRC_E_PATH);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 4, 1, out), -MRC_E_QPN);
+	memcpy(buf, orig, len);
+	/* payload_len says 1 byte more than there is */
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 21, HDR_PAYLOAD + 1, out),
+		      -MRC_E_LEN);
+	memcpy(buf, orig, len);
+	/* FIRST flag with a non-zero offset */
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 2, MRC_F_FIRST, out), -MRC_E_FLAGS);
+	memcpy(buf, orig, len);
+	/* segment beyond msg_len: msg_len = 0x000000ff */
+	buf[MRC_BTH_LEN + 4 + 2] = 0;
+	MRC_EXPECT_EQ(hdr_edit(buf, len, MRC_BTH_LEN + 4 + 3, 0xff, out),
+		      -MRC_E_FIELD);
+	memcpy(buf, orig, len);
+	/* offset near 2^32: offset + len must not wrap */
+	buf[MRC_BTH_LEN + 8] = 0xff;
+	buf[MRC_BTH_LEN + 9] = 0xff;
+	MRC_EXPECT_EQ(hdr_edit(buf, len, MRC_BTH_LEN + 10, 0xff, out),
+		      -MRC_E_FIELD);
+
+	/* ACK: npaths beyond the packet, beyond the limit, duplicates */
+	hdr_fill(in, MRC_OP_ACK);
+	len = hdr_make(in, buf, sizeof(buf));
+	memcpy(orig, buf, len);
+	ack_paths = MRC_BTH_LEN + MRC_ACKH_LEN;
+	MRC_EXPECT_EQ(hdr_edit(buf, len, MRC_BTH_LEN + 20, 4, out),
+		      -MRC_E_TRUNC);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, MRC_BTH_LEN + 20, 200, out),
+		      -MRC_E_PATH);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, ack_paths + 8, 0, out), -MRC_E_PATH);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, ack_paths + 1, 1, out), -MRC_E_FLAGS);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, MRC_BTH_LEN + 18, MRC_SYN_MAX + 1,
+			       out), -MRC_E_FIELD);
+	memcpy(buf, orig, len);
+	/* SACK bit 0 (cum_psn itself) can never be set */
+	MRC_EXPECT_EQ(hdr_edit(buf, len, MRC_BTH_LEN + 24, 1, out),
+		      -MRC_E_FIELD);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 2, MRC_F_ACKREQ, out), -MRC_E_FLAGS);
+}
+
+MRC_TEST(hdr_build_rejects_invalid)
+{
+	struct mrc_pkt *p;
+	u8 buf[512];
+
+	MRC_ALLOC(p);
+	hdr_fill(p, MRC_OP_READ_REQ);
+	p->payload_len = 1;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_LEN);
+	hdr_fill(p, MRC_OP_SEND);
+	p->payload_len = MRC_MAX_PAYLOAD + 1;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_LEN);
+	hdr_fill(p, MRC_OP_SEND);
+	p->payload_len = 0;	/* empty middle segment */
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_LEN);
+	hdr_fill(p, MRC_OP_SEND);
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, MRC_BTH_LEN + MRC_SENDH_LEN - 1),
+		      -MRC_E_NOSPC);
+	hdr_fill(p, MRC_OP_ACK);
+	p->ack.npaths = MRC_MAX_PATHS + 1;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_PATH);
+	/* zero-length message: one FIRST|LAST packet */
+	hdr_fill(p, MRC_OP_SEND);
+	p->payload_len = 0;
+	p->send.msg_len = 0;
+	p->send.offset = 0;
+	p->flags = MRC_F_FIRST | MRC_F_LAST;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)),
+		      MRC_BTH_LEN + MRC_SENDH_LEN);
+	MRC_EXPECT_EQ(mrc_ext_len(0xee), -MRC_E_OPCODE);
+	MRC_EXPECT_TRUE(mrc_op_sequenced(MRC_OP_READ_RESP));
+	MRC_EXPECT_FALSE(mrc_op_sequenced(MRC_OP_ACK));
+	MRC_EXPECT_FALSE(mrc_op_sequenced(MRC_OP_PROBE));
+	MRC_EXPECT_FALSE(mrc_op_sequenced(0xee));
+	MRC_EXPECT_TRUE(strcmp(mrc_err_str(-MRC_E_ICRC), "icrc mismatch") == 0);
+}
+
+MRC_SUITE(hdr,
+	  MRC_CASE(hdr_roundtrip_every_opcode),
+	  MRC_CASE(hdr_wire_layout),
+	  MRC_CASE(hdr_truncation_rejected),
+	  MRC_CASE(hdr_icrc_detects_corruption),
+	  MRC_CASE(hdr_hostile_fields),
+	  MRC_CASE(hdr_build_rejects_invalid));

@@ -75,13 +75,15 @@ _lab_qemu() {	# NODE IDX NETDEV-OPTS
 		-nographic -nodefaults -no-user-config -no-reboot \
 		-serial "file:$LAB_RUN/$node.console" -monitor none \
 		-kernel "$LAB_KDIR/boot/vmlinuz-$LAB_KVER" -initrd "$LAB_INITRD" \
-		-append "console=ttyS0 loglevel=5 edd=off panic=-1 mrc.node=$node mrc.root=$LAB_ROOT" \
+		-append "console=ttyS0 loglevel=5 edd=off panic=-1 no_timer_check mrc.node=$node mrc.root=$LAB_ROOT" \
 		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev "local,id=modules,path=$LAB_KDIR/lib/modules,security_model=none,readonly=on,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=modules,mount_tag=modules \
 		-fsdev "local,id=lab,path=$LAB_RUN,security_model=none,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=lab,mount_tag=lab \
+		-fsdev "local,id=repo,path=$LAB_ROOT,security_model=none,readonly=on,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=repo,mount_tag=repo \
 		-netdev "socket,id=n0,$net" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:6d:72:0$idx,romfile=" \
 		</dev/null >"$LAB_RUN/$node.qemu.log" 2>&1 &

@@ -96,6 +96,10 @@ mount -t 9p -o $o,ro hostroot /newroot || die "mount hostroot failed"
 mount -t 9p -o $o,ro modules /newroot/usr/lib/modules || die "mount modules failed"
 mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp || die "tmpfs /tmp failed"
 mount -t tmpfs -o mode=755 tmpfs /newroot/run || die "tmpfs /run failed"
+# The repo gets its own share: it may live under a path the guest hides
+# (a CI clone in /tmp, say, now under the guest's tmpfs).
+mkdir -p /newroot$root 2>/dev/null
+mount -t 9p -o $o,ro repo /newroot$root || die "mount repo at $root failed"
 for d in proc sys dev; do
 	mount --move /$d /newroot/$d || die "move /$d failed"
 done

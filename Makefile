@@ -30,7 +30,7 @@ IBV_LIBDIR ?= /usr/lib/x86_64-linux-gnu/libibverbs
 IBV_CONFDIR ?= /etc/libibverbs.d
 
 .PHONY: all module provider install install-module install-provider \
-	clean check demo kver
+	clean clean-module check demo kver
 
 all: module provider
 
@@ -54,9 +54,11 @@ install-provider: provider
 	install -d $(DESTDIR)$(IBV_CONFDIR)
 	echo "driver metaroce" > $(DESTDIR)$(IBV_CONFDIR)/metaroce.driver
 
-clean:
-	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(ROOT) clean; fi
+clean: clean-module
 	rm -rf $(ROOT)/build
+
+clean-module:
+	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(ROOT) clean; fi
 
 check:
 	bash $(ROOT)/scripts/test.sh

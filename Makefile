@@ -3,7 +3,7 @@
 # metaroce top-level Makefile.
 #
 #   make [KVER=6.1.0-57-amd64]   module + rdma-core provider
-#   make module | provider | install | clean | check | demo
+#   make module | provider | install | clean | check | demo | bench
 #
 # KVER defaults to the running kernel if its headers are installed, else
 # the newest /usr/src/linux-headers-*-amd64.
@@ -30,7 +30,7 @@ IBV_LIBDIR ?= /usr/lib/x86_64-linux-gnu/libibverbs
 IBV_CONFDIR ?= /etc/libibverbs.d
 
 .PHONY: all module provider install install-module install-provider \
-	clean clean-module check demo kver
+	clean clean-module check demo bench kver
 
 all: module provider
 
@@ -65,6 +65,9 @@ check:
 
 demo:
 	bash $(ROOT)/scripts/demo.sh
+
+bench:
+	bash $(ROOT)/scripts/bench.sh $(BENCH_ARGS)
 
 kver:
 	@echo $(KVER)

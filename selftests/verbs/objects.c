@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * metaroce verbs objects through libibverbs (and the metaroce provider):
+ * create/destroy PD, MR, CQ, QP, SRQ and AH, the error codes of absurd
+ * inputs, a loopback RC pair taken RESET -> INIT -> RTR -> RTS, a UD QP
+ * taken to RTS, and receive WQEs posted to an RQ and an SRQ.
+ *
+ *   cc -o objects objects.c -libverbs
+ *   RDMAV_DRIVERS=.../build/provider/libmetaroce ./objects [mrc0]
+ *
+ * Prints "ok"/"FAIL" per check and exits non-zero if any check failed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+static int failures, checks;
+
+#define CHECK(cond, ...) do {						\
+	checks++;							\
+	if (cond) {							\
+		printf("ok    ");					\
+	} else {							\
+		printf("FAIL  ");					\
+		failures++;						\
+	}								\
+	printf(__VA_ARGS__);						\
+	printf("\n");							\
+} while (0)
+
+/* A verb returning an object: expect NULL with errno == want. */
+#define CHECK_ERRNO(obj, want, what) do {				\
+	int __e = errno;						\
+	CHECK(!(obj) && __e == (want), "%s -> %s (got %s)", what,	\
+	      strerror(want), (obj) ? "success" : strerror(__e));	\
+} while (0)
+
+static struct ibv_context *ctx;
+static struct ibv_device_attr dattr;
+static int gid_index = -1;
+static union ibv_gid gid;
+
+static void find_ipv4_gid(void)
+{
+	struct ibv_port_attr pattr;
+	union ibv_gid g;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pattr))
+		return;
+	for (i = 0; i < pattr.gid_tbl_len && i < 64; i++) {
+		if (ibv_query_gid(ctx, 1, i, &g))
+			continue;
+		/* ::ffff:a.b.c.d */
+		if (!memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+			gid_index = i;
+			gid = g;
+			return;
+		}
+	}
+}
+
+static void test_mr(struct ibv_pd *pd)
+{
+	static char buf[65536] __attribute__((aligned(4096)));
+	struct ibv_mr *mr, *mr2, *bad;
+	uint32_t old_key;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC);
+	CHECK(mr, "reg_mr 64 KiB rw/atomic");
+	if (!mr)
+		return;
+	CHECK(mr->lkey == mr->rkey && mr->lkey, "lkey == rkey (0x%x)",
+	      mr->lkey);
+
+	mr2 = ibv_reg_mr(pd, buf + 100, 1000, 0);
+	CHECK(mr2 && mr2->lkey != mr->lkey, "second MR, unaligned, own key");
+
+	bad = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_WRITE);
+	CHECK_ERRNO(bad, EINVAL, "reg_mr REMOTE_WRITE without LOCAL_WRITE");
+	bad = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_ATOMIC);
+	CHECK_ERRNO(bad, EINVAL, "reg_mr REMOTE_ATOMIC without LOCAL_WRITE");
+	bad = ibv_reg_mr(pd, (void *)0x1000, 4096, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(!bad, "reg_mr of unmapped memory fails (%s)", strerror(errno));
+	bad = ibv_reg_mr(pd, buf, (size_t)-4096, 0);
+	CHECK(!bad, "reg_mr of a wrapping length fails (%s)",
+	      strerror(errno));
+
+	if (mr2)
+		CHECK(!ibv_dereg_mr(mr2), "dereg_mr second");
+	old_key = mr->lkey;
+	CHECK(!ibv_dereg_mr(mr), "dereg_mr");
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr && mr->lkey != old_key, "re-registered MR has a new key");
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+static void test_cq(void)
+{
+	struct ibv_cq *cq, *bad;
+	struct ibv_wc wc;
+
+	bad = ibv_create_cq(ctx, dattr.max_cqe + 1, NULL, NULL, 0);
+	CHECK_ERRNO(bad, EINVAL, "create_cq cqe > max_cqe");
+	bad = ibv_create_cq(ctx, 0, NULL, NULL, 0);
+	CHECK_ERRNO(bad, EINVAL, "create_cq cqe 0");
+	bad = ibv_create_cq(ctx, -1, NULL, NULL, 0);
+	CHECK(!bad, "create_cq cqe -1 fails (%s)", strerror(errno));
+
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	CHECK(cq && cq->cqe >= 16, "create_cq 16 (cqe %d)", cq ? cq->cqe : 0);
+	if (!cq)
+		return;
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "poll empty CQ");
+	CHECK(!ibv_req_notify_cq(cq, 0), "req_notify_cq");
+	CHECK(!ibv_resize_cq(cq, 300) && cq->cqe >= 300,
+	      "resize_cq 300 (cqe %d)", cq->cqe);
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "poll resized CQ");
+	CHECK(ibv_resize_cq(cq, dattr.max_cqe + 1) == EINVAL,
+	      "resize_cq > max_cqe -> EINVAL");
+	CHECK(!ibv_destroy_cq(cq), "destroy_cq");
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+			      struct ibv_srq *srq, enum ibv_qp_type type,
+			      struct ibv_qp_cap cap)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .cap = cap,
+		.qp_type = type,
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+static int to_init(struct ibv_qp *qp, int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = access, .qkey = 0x11111111,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+static int rc_to_rtr(struct ibv_qp *qp, uint32_t dest, uint32_t psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = 4,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1, .port_num = 1,
+			.grh = { .dgid = gid, .sgid_index = gid_index,
+				 .hop_limit = 64 },
+		},
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+static int rc_to_rts(struct ibv_qp *qp, uint32_t psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .sq_psn = psn, .max_rd_atomic = 4,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int post_recvs(struct ibv_qp *qp, struct ibv_srq *srq, int n,
+		      int nsge, struct ibv_mr *mr, struct ibv_recv_wr **bad)
+{
+	struct ibv_recv_wr wr[64];
+	struct ibv_sge sge[64];
+	int i;
+
+	for (i = 0; i < nsge && i < 64; i++) {
+		sge[i].addr = (uintptr_t)mr->addr;
+		sge[i].length = 64;
+		sge[i].lkey = mr->lkey;
+	}
+	for (i = 0; i < n && i < 64; i++) {
+		wr[i].wr_id = i;
+		wr[i].sg_list = sge;
+		wr[i].num_sge = nsge;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	return srq ? ibv_post_srq_recv(srq, wr, bad) :
+		     ibv_post_recv(qp, wr, bad);
+}
+
+static void test_qp(struct ibv_pd *pd)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct ibv_qp_cap cap = { .max_send_wr = 8, .max_recv_wr = 4,
+				  .max_send_sge = 2, .max_recv_sge = 2,
+				  .max_inline_data = 64 };
+	struct ibv_qp_cap c;
+	struct ibv_qp *qp1, *qp2, *bad;
+	struct ibv_qp_init_attr ia;
+	struct ibv_recv_wr *bad_wr;
+	struct ibv_qp_attr qa;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	int ret;
+
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(cq && mr, "QP test: CQ and MR");
+	if (!cq || !mr)
+		return;
+
+	c = cap; c.max_send_wr = dattr.max_qp_wr + 1;
+	bad = make_qp(pd, cq, NULL, IBV_QPT_RC, c);
+	CHECK_ERRNO(bad, EINVAL, "create_qp max_send_wr > max_qp_wr");
+	c = cap; c.max_recv_wr = dattr.max_qp_wr + 1;
+	bad = make_qp(pd, cq, NULL, IBV_QPT_RC, c);
+	CHECK_ERRNO(bad, EINVAL, "create_qp max_recv_wr > max_qp_wr");
+	c = cap; c.max_send_sge = dattr.max_sge + 1;
+	bad = make_qp(pd, cq, NULL, IBV_QPT_RC, c);
+	CHECK_ERRNO(bad, EINVAL, "create_qp max_send_sge > max_sge");
+	c = cap; c.max_recv_sge = dattr.max_sge + 1;
+	bad = make_qp(pd, cq, NULL, IBV_QPT_RC, c);
+	CHECK_ERRNO(bad, EINVAL, "create_qp max_recv_sge > max_sge");
+	c = cap; c.max_inline_data = 1U << 20;
+	bad = make_qp(pd, cq, NULL, IBV_QPT_RC, c);
+	CHECK_ERRNO(bad, EINVAL, "create_qp max_inline_data 1 MiB");
+	c = cap; c.max_send_wr = 0xffffffff;
+	bad = make_qp(pd, cq, NULL, IBV_QPT_RC, c);
+	CHECK_ERRNO(bad, EINVAL, "create_qp max_send_wr 2^32-1");
+
+	qp1 = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	qp2 = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	CHECK(qp1 && qp2, "create two RC QPs");
+	if (!qp1 || !qp2)
+		goto out;
+	CHECK(qp1->qp_num != qp2->qp_num && qp1->qp_num > 1,
+	      "distinct QPNs %u %u", qp1->qp_num, qp2->qp_num);
+
+	memset(&qa, 0, sizeof(qa));
+	ret = ibv_query_qp(qp1, &qa, IBV_QP_STATE | IBV_QP_CAP, &ia);
+	CHECK(!ret && qa.qp_state == IBV_QPS_RESET &&
+	      ia.cap.max_send_wr >= 8 && ia.cap.max_recv_wr >= 4 &&
+	      ia.cap.max_send_sge >= 2 && ia.cap.max_inline_data >= 64,
+	      "query_qp RESET, caps >= asked (%u %u %u %u)",
+	      ia.cap.max_send_wr, ia.cap.max_recv_wr, ia.cap.max_send_sge,
+	      ia.cap.max_inline_data);
+
+	ret = rc_to_rts(qp1, 1);
+	CHECK(ret == EINVAL, "RESET -> RTS refused (%d)", ret);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	qa.port_num = 2;
+	ret = ibv_modify_qp(qp1, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	CHECK(ret == EINVAL, "INIT with port 2 refused (%d)", ret);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	qa.port_num = 1;
+	ret = ibv_modify_qp(qp1, &qa, IBV_QP_STATE | IBV_QP_PORT);
+	CHECK(ret == EINVAL, "INIT without required attrs refused (%d)", ret);
+
+	/* Receive WQEs may be posted from INIT on. */
+	CHECK(!to_init(qp1, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ),
+	      "qp1 RESET -> INIT");
+	CHECK(!to_init(qp2, IBV_ACCESS_REMOTE_WRITE), "qp2 RESET -> INIT");
+	CHECK(!post_recvs(qp1, NULL, 3, 2, mr, &bad_wr), "post 3 recvs");
+	ret = post_recvs(qp1, NULL, 1, 3, mr, &bad_wr);
+	CHECK(ret == EINVAL, "post recv num_sge > max_recv_sge refused (%d)",
+	      ret);
+
+	ret = rc_to_rtr(qp1, qp2->qp_num, 100);
+	CHECK(!ret, "qp1 INIT -> RTR (loopback AV, gid %d) (%d)",
+	      gid_index, ret);
+	CHECK(!rc_to_rtr(qp2, qp1->qp_num, 200), "qp2 INIT -> RTR");
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTS;
+	qa.retry_cnt = 8;
+	ret = ibv_modify_qp(qp1, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	CHECK(ret == EINVAL, "RTS with retry_cnt 8 refused (%d)", ret);
+	qa.retry_cnt = 7;
+	qa.max_rd_atomic = 255;
+	ret = ibv_modify_qp(qp1, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	CHECK(ret == EINVAL, "RTS with max_rd_atomic 255 refused (%d)", ret);
+	CHECK(!rc_to_rts(qp1, 200), "qp1 RTR -> RTS");
+	CHECK(!rc_to_rts(qp2, 100), "qp2 RTR -> RTS");
+
+	memset(&qa, 0, sizeof(qa));
+	ret = ibv_query_qp(qp1, &qa, IBV_QP_STATE | IBV_QP_DEST_QPN |
+			   IBV_QP_PATH_MTU | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN |
+			   IBV_QP_AV | IBV_QP_ACCESS_FLAGS, &ia);
+	CHECK(!ret && qa.qp_state == IBV_QPS_RTS &&
+	      qa.dest_qp_num == qp2->qp_num && qa.path_mtu == IBV_MTU_1024 &&
+	      qa.sq_psn == 200 && qa.rq_psn == 100 &&
+	      qa.qp_access_flags == (IBV_ACCESS_REMOTE_WRITE |
+				     IBV_ACCESS_REMOTE_READ) &&
+	      qa.ah_attr.is_global &&
+	      !memcmp(&qa.ah_attr.grh.dgid, &gid, sizeof(gid)),
+	      "query_qp truthful in RTS (state %d dest %u mtu %d psn %u/%u)",
+	      qa.qp_state, qa.dest_qp_num, qa.path_mtu, qa.sq_psn,
+	      qa.rq_psn);
+
+	/* Capacity 4 (asked) .. granted; 3 are posted already. */
+	ret = post_recvs(qp1, NULL, 64, 1, mr, &bad_wr);
+	CHECK(ret == ENOMEM && bad_wr, "overfilled RQ -> ENOMEM (%d)", ret);
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_ERR;
+	CHECK(!ibv_modify_qp(qp2, &qa, IBV_QP_STATE), "qp2 RTS -> ERR");
+	qa.qp_state = IBV_QPS_RESET;
+	CHECK(!ibv_modify_qp(qp2, &qa, IBV_QP_STATE), "qp2 ERR -> RESET");
+	CHECK(!to_init(qp2, 0), "qp2 RESET -> INIT again");
+
+	CHECK(ibv_destroy_cq(cq) == EBUSY, "destroy_cq in use -> EBUSY");
+	CHECK(!ibv_destroy_qp(qp1), "destroy qp1");
+	CHECK(!ibv_destroy_qp(qp2), "destroy qp2");
+	qp1 = qp2 = NULL;
+out:
+	if (qp1)
+		ibv_destroy_qp(qp1);
+	if (qp2)
+		ibv_destroy_qp(qp2);
+	CHECK(!ibv_destroy_cq(cq), "QP test: destroy_cq");
+	ibv_dereg_mr(mr);
+}
+
+static void test_srq(struct ibv_pd *pd)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 2 } };
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 1 };
+	struct ibv_srq_init_attr bsa;
+	struct ibv_recv_wr *bad_wr;
+	struct ibv_srq *srq, *bad;
+	struct ibv_srq_attr at;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int ret;
+
+	bsa = sa; bsa.attr.max_wr = dattr.max_srq_wr + 1;
+	bad = ibv_create_srq(pd, &bsa);
+	CHECK_ERRNO(bad, EINVAL, "create_srq max_wr > max_srq_wr");
+	bsa = sa; bsa.attr.max_sge = dattr.max_srq_sge + 1;
+	bad = ibv_create_srq(pd, &bsa);
+	CHECK_ERRNO(bad, EINVAL, "create_srq max_sge > max_srq_sge");
+	bsa = sa; bsa.attr.srq_limit = 65;
+	bad = ibv_create_srq(pd, &bsa);
+	CHECK_ERRNO(bad, EINVAL, "create_srq srq_limit > max_wr");
+
+	srq = ibv_create_srq(pd, &sa);
+	CHECK(srq && sa.attr.max_wr >= 64 && sa.attr.max_sge >= 2,
+	      "create_srq 64 x 2 (granted %u x %u)", sa.attr.max_wr,
+	      sa.attr.max_sge);
+	if (!srq)
+		return;
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr && !post_recvs(NULL, srq, 5, 2, mr, &bad_wr),
+	      "post 5 SRQ recvs");
+
+	at.srq_limit = 10;
+	CHECK(!ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT), "arm srq_limit 10");
+	memset(&at, 0, sizeof(at));
+	CHECK(!ibv_query_srq(srq, &at) && at.srq_limit == 10 &&
+	      at.max_wr >= 64 && at.max_sge == 2,
+	      "query_srq (max_wr %u max_sge %u limit %u)", at.max_wr,
+	      at.max_sge, at.srq_limit);
+	at.srq_limit = 100000;
+	CHECK(ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT) == EINVAL,
+	      "srq_limit > max_wr refused");
+	at.max_wr = 200;
+	CHECK(!ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR), "resize SRQ to 200");
+	memset(&at, 0, sizeof(at));
+	CHECK(!ibv_query_srq(srq, &at) && at.max_wr >= 200 &&
+	      at.srq_limit == 10, "query_srq after resize (max_wr %u)",
+	      at.max_wr);
+	CHECK(mr && !post_recvs(NULL, srq, 60, 1, mr, &bad_wr),
+	      "post 60 more SRQ recvs into the resized ring");
+	at.max_wr = dattr.max_srq_wr + 1;
+	CHECK(ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR) == EINVAL,
+	      "resize SRQ > max_srq_wr refused");
+	ret = post_recvs(NULL, srq, 1, 3, mr, &bad_wr);
+	CHECK(ret == EINVAL, "SRQ recv num_sge > max_sge refused (%d)", ret);
+
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	qp = cq ? make_qp(pd, cq, srq, IBV_QPT_RC, cap) : NULL;
+	CHECK(qp, "create RC QP on the SRQ");
+	if (qp) {
+		ret = post_recvs(qp, NULL, 1, 1, mr, &bad_wr);
+		CHECK(ret, "post_recv on an SRQ QP refused (%d)", ret);
+		CHECK(ibv_destroy_srq(srq) == EBUSY,
+		      "destroy_srq in use -> EBUSY");
+		CHECK(!ibv_destroy_qp(qp), "destroy SRQ QP");
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+	CHECK(!ibv_destroy_srq(srq), "destroy_srq");
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+static void test_ah_ud(struct ibv_pd *pd)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index,
+			 .hop_limit = 64 },
+	};
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_ah *ah, *ah2, *bad;
+	struct ibv_qp_attr qa;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah, "create_ah to own IPv4 GID (%s)", ah ? "" : strerror(errno));
+	ah2 = ibv_create_ah(pd, &aa);
+	CHECK(ah2, "second AH");
+	aa.grh.sgid_index = 250;
+	bad = ibv_create_ah(pd, &aa);
+	CHECK(!bad, "create_ah with sgid_index 250 fails (%s)",
+	      strerror(errno));
+	aa.grh.sgid_index = gid_index;
+	aa.is_global = 0;
+	bad = ibv_create_ah(pd, &aa);
+	CHECK(!bad, "create_ah without GRH fails (%s)", strerror(errno));
+	if (ah2)
+		CHECK(!ibv_destroy_ah(ah2), "destroy second AH");
+
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	qp = cq ? make_qp(pd, cq, NULL, IBV_QPT_UD, cap) : NULL;
+	CHECK(qp, "create UD QP");
+	if (qp) {
+		CHECK(!to_init(qp, 0), "UD RESET -> INIT");
+		memset(&qa, 0, sizeof(qa));
+		qa.qp_state = IBV_QPS_RTR;
+		CHECK(!ibv_modify_qp(qp, &qa, IBV_QP_STATE), "UD INIT -> RTR");
+		qa.qp_state = IBV_QPS_RTS;
+		qa.sq_psn = 7;
+		CHECK(!ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN),
+		      "UD RTR -> RTS");
+		qa.qp_state = IBV_QPS_RTS;
+		qa.path_mtu = IBV_MTU_1024;
+		CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PATH_MTU)
+		      == EINVAL, "UD RTS -> RTS with PATH_MTU refused");
+		CHECK(!ibv_destroy_qp(qp), "destroy UD QP");
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (ah)
+		CHECK(!ibv_destroy_ah(ah), "destroy_ah");
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "mrc0";
+	struct ibv_device **list;
+	struct ibv_pd *pd;
+	int i, n;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	CHECK(ctx, "open %s", name);
+	if (!ctx)
+		return 1;
+	CHECK(!ibv_query_device(ctx, &dattr), "query_device");
+	find_ipv4_gid();
+	CHECK(gid_index >= 0, "IPv4 GID at index %d", gid_index);
+
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd, "alloc_pd");
+	if (!pd)
+		return 1;
+
+	test_mr(pd);
+	test_cq();
+	if (gid_index >= 0) {
+		test_qp(pd);
+		test_ah_ud(pd);
+	}
+	test_srq(pd);
+
+	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -61,6 +61,8 @@ enum mrc_opcode {
 	MRC_OP_CMP_SWAP		= 0x08,	/* ext mrc_atomich, no payload */
 	MRC_OP_FETCH_ADD	= 0x09,	/* ext mrc_atomich, no payload */
 	MRC_OP_ATOMIC_RESP	= 0x0a,	/* ext mrc_aresph, no payload */
+	MRC_OP_UD_SEND		= 0x0b,	/* ext mrc_udh, payload, unsequenced */
+	MRC_OP_UD_SEND_IMM	= 0x0c,	/* ext mrc_udh, payload, unsequenced */
 	MRC_OP_ACK		= 0x10,	/* ext mrc_ackh + paths, unsequenced */
 	MRC_OP_PROBE		= 0x11,	/* no ext, unsequenced */
 };
@@ -147,6 +149,18 @@ struct mrc_aresph {
 } __packed;
 
 /*
+ * UD_SEND, UD_SEND_IMM: 16 bytes. Unreliable datagram (UD and GSI QPs):
+ * one packet per message (FIRST | LAST), unsequenced (BTH psn and ppsn
+ * are 0), never acknowledged.
+ */
+struct mrc_udh {
+	__be32	src_qpn;	/* sending QP, 24 bits, top byte 0 */
+	__be32	qkey;		/* checked against the destination QP's */
+	__be32	imm;		/* UD_SEND_IMM: immediate data; else 0 */
+	__be32	reserved;
+} __attribute__((packed));
+
+/*
  * ACK: 56 bytes, then npaths struct mrc_ack_path. Unsequenced (BTH psn and
  * ppsn are 0); BTH path_id is the path the ACK itself travels on.
  *
@@ -195,6 +209,7 @@ enum mrc_syndrome {
 #define MRC_RRESPH_LEN		16
 #define MRC_ATOMICH_LEN		32
 #define MRC_ARESPH_LEN		16
+#define MRC_UDH_LEN		16
 #define MRC_ACKH_LEN		56
 #define MRC_ACK_PATH_LEN	8
 /* Largest header (BTH + ACK with every path) */
@@ -208,6 +223,7 @@ _Static_assert(sizeof(struct mrc_readh) == MRC_READH_LEN, "readh size");
 _Static_assert(sizeof(struct mrc_rresph) == MRC_RRESPH_LEN, "rresph size");
 _Static_assert(sizeof(struct mrc_atomich) == MRC_ATOMICH_LEN, "atomich");
 _Static_assert(sizeof(struct mrc_aresph) == MRC_ARESPH_LEN, "aresph size");
+_Static_assert(sizeof(struct mrc_udh) == MRC_UDH_LEN, "udh size");
 _Static_assert(sizeof(struct mrc_ackh) == MRC_ACKH_LEN, "ackh size");
 _Static_assert(sizeof(struct mrc_ack_path) == MRC_ACK_PATH_LEN, "ack_path");
 _Static_assert(__builtin_offsetof(struct mrc_ackh, sack) == 24, "sack off");

@@ -34,6 +34,9 @@ int mrc_ext_len(u8 opcode)
 		return MRC_ATOMICH_LEN;
 	case MRC_OP_ATOMIC_RESP:
 		return MRC_ARESPH_LEN;
+	case MRC_OP_UD_SEND:
+	case MRC_OP_UD_SEND_IMM:
+		return MRC_UDH_LEN;
 	case MRC_OP_ACK:
 		return MRC_ACKH_LEN;
 	case MRC_OP_PROBE:
@@ -45,7 +48,8 @@ int mrc_ext_len(u8 opcode)
 bool mrc_op_sequenced(u8 opcode)
 {
 	return mrc_ext_len(opcode) >= 0 && opcode != MRC_OP_ACK &&
-	       opcode != MRC_OP_PROBE;
+	       opcode != MRC_OP_PROBE && opcode != MRC_OP_UD_SEND &&
+	       opcode != MRC_OP_UD_SEND_IMM;
 }
 
 bool mrc_op_has_payload(u8 opcode)
@@ -57,6 +61,8 @@ bool mrc_op_has_payload(u8 opcode)
 	case MRC_OP_WRITE:
 	case MRC_OP_WRITE_IMM:
 	case MRC_OP_READ_RESP:
+	case MRC_OP_UD_SEND:
+	case MRC_OP_UD_SEND_IMM:
 		return true;
 	}
 	return false;
@@ -141,6 +147,15 @@ static int mrc_pkt_check(const struct mrc_pkt *p)
 	case MRC_OP_PROBE:
 		if (p->flags & ~MRC_F_ACKREQ)
 			return -MRC_E_FLAGS;
+		return 0;
+	case MRC_OP_UD_SEND:
+	case MRC_OP_UD_SEND_IMM:
+		if ((p->flags & ~MRC_F_SOLICIT) != single)
+			return -MRC_E_FLAGS;
+		if (p->psn || p->ppsn)
+			return -MRC_E_FIELD;
+		if (p->ud.src_qpn > 0xffffff)
+			return -MRC_E_QPN;
 		return 0;
 	case MRC_OP_ACK:
 		if (p->flags)
@@ -229,6 +244,12 @@ int mrc_hdr_build(const struct mrc_pkt *p, void *buf, u32 buflen)
 	case MRC_OP_ATOMIC_RESP:
 		P64(e, mrc_aresph, orig, p->aresp.orig);
 		P32(e, mrc_aresph, req_psn, p->aresp.req_psn);
+		break;
+	case MRC_OP_UD_SEND:
+	case MRC_OP_UD_SEND_IMM:
+		P32(e, mrc_udh, src_qpn, p->ud.src_qpn);
+		P32(e, mrc_udh, qkey, p->ud.qkey);
+		P32(e, mrc_udh, imm, p->ud.imm);
 		break;
 	case MRC_OP_ACK:
 		P32(e, mrc_ackh, cum_psn, p->ack.cum_psn);
@@ -328,6 +349,12 @@ int mrc_hdr_parse(const void *buf, u32 avail, u32 pkt_len, struct mrc_pkt *p)
 	case MRC_OP_ATOMIC_RESP:
 		p->aresp.orig = G64(e, mrc_aresph, orig);
 		p->aresp.req_psn = G32(e, mrc_aresph, req_psn);
+		break;
+	case MRC_OP_UD_SEND:
+	case MRC_OP_UD_SEND_IMM:
+		p->ud.src_qpn = G32(e, mrc_udh, src_qpn);
+		p->ud.qkey = G32(e, mrc_udh, qkey);
+		p->ud.imm = G32(e, mrc_udh, imm);
 		break;
 	case MRC_OP_ACK:
 		p->ack.cum_psn = G32(e, mrc_ackh, cum_psn);

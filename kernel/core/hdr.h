@@ -88,6 +88,9 @@ struct mrc_pkt {
 			u64 orig;
 			u32 req_psn;
 		} aresp;
+		struct {	/* UD_SEND, UD_SEND_IMM */
+			u32 src_qpn, qkey, imm;
+		} ud;
 		struct mrc_ack_info ack;	/* ACK */
 	};
 };
@@ -98,10 +101,10 @@ int mrc_ext_len(u8 opcode);
 /* Bytes of BTH + extension(s) for this packet, or -MRC_E_*. */
 int mrc_hdr_len(const struct mrc_pkt *p);
 
-/* True for opcodes that consume a PSN (everything but ACK and PROBE). */
+/* True for opcodes that consume a PSN (all but ACK, PROBE, UD_SEND*). */
 bool mrc_op_sequenced(u8 opcode);
 
-/* True for opcodes that carry payload (SEND*, WRITE*, READ_RESP). */
+/* True for opcodes that carry payload (SEND*, WRITE*, READ_RESP, UD*). */
 bool mrc_op_has_payload(u8 opcode);
 
 /*

@@ -8,7 +8,7 @@ static const u8 hdr_ops[] = {
 	MRC_OP_SEND, MRC_OP_SEND_IMM, MRC_OP_SEND_INV, MRC_OP_WRITE,
 	MRC_OP_WRITE_IMM, MRC_OP_READ_REQ, MRC_OP_READ_RESP,
 	MRC_OP_CMP_SWAP, MRC_OP_FETCH_ADD, MRC_OP_ATOMIC_RESP,
-	MRC_OP_ACK, MRC_OP_PROBE,
+	MRC_OP_ACK, MRC_OP_PROBE, MRC_OP_UD_SEND, MRC_OP_UD_SEND_IMM,
 };
 
 #define HDR_PAYLOAD	100
@@ -93,6 +93,16 @@ static void hdr_fill(struct mrc_pkt *p, u8 op)
 		break;
 	case MRC_OP_PROBE:
 		p->flags = MRC_F_ACKREQ;
+		break;
+	case MRC_OP_UD_SEND:
+	case MRC_OP_UD_SEND_IMM:
+		p->psn = 0;
+		p->ppsn = 0;
+		p->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_SOLICIT;
+		p->payload_len = HDR_PAYLOAD;
+		p->ud.src_qpn = 0x123456;
+		p->ud.qkey = 0x80010000U;
+		p->ud.imm = 0xa1b2c3d4U;
 		break;
 	}
 }
@@ -323,7 +333,54 @@ MRC_TEST(hdr_build_rejects_invalid)
 	MRC_EXPECT_TRUE(strcmp(mrc_err_str(-MRC_E_ICRC), "icrc mismatch") == 0);
 }
 
+/* UD datagrams: one unsequenced packet, 24-bit source QPN. */
+MRC_TEST(hdr_ud_rules)
+{
+	struct mrc_pkt *p, *out;
+	u8 buf[512];
+	u32 len;
+
+	MRC_ALLOC(p);
+	MRC_ALLOC(out);
+	MRC_EXPECT_FALSE(mrc_op_sequenced(MRC_OP_UD_SEND));
+	MRC_EXPECT_FALSE(mrc_op_sequenced(MRC_OP_UD_SEND_IMM));
+	MRC_EXPECT_TRUE(mrc_op_has_payload(MRC_OP_UD_SEND));
+	MRC_EXPECT_EQ(mrc_ext_len(MRC_OP_UD_SEND), MRC_UDH_LEN);
+	hdr_fill(p, MRC_OP_UD_SEND);
+	p->psn = 1;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_FIELD);
+	hdr_fill(p, MRC_OP_UD_SEND);
+	p->ppsn = 1;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_FIELD);
+	hdr_fill(p, MRC_OP_UD_SEND);
+	p->flags = MRC_F_FIRST;		/* a datagram is one packet */
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_FLAGS);
+	hdr_fill(p, MRC_OP_UD_SEND);
+	p->flags |= MRC_F_ACKREQ;	/* never acknowledged */
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_FLAGS);
+	hdr_fill(p, MRC_OP_UD_SEND_IMM);
+	p->ud.src_qpn = 0x1000000;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_QPN);
+	/* on the wire: src_qpn, qkey, imm big-endian after the BTH */
+	hdr_fill(p, MRC_OP_UD_SEND_IMM);
+	len = hdr_make(p, buf, sizeof(buf));
+	MRC_ASSERT_TRUE(len > 0);
+	MRC_EXPECT_EQ(len, MRC_BTH_LEN + MRC_UDH_LEN + HDR_PAYLOAD +
+		      MRC_ICRC_LEN);
+	MRC_EXPECT_EQ(buf[MRC_BTH_LEN + 1], 0x12);
+	MRC_EXPECT_EQ(buf[MRC_BTH_LEN + 4], 0x80);
+	MRC_EXPECT_EQ(buf[MRC_BTH_LEN + 8], 0xa1);
+	MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), 0);
+	MRC_EXPECT_EQ(out->ud.src_qpn, 0x123456);
+	MRC_EXPECT_EQ(out->ud.qkey, 0x80010000U);
+	/* a received datagram with a PSN is rejected */
+	buf[11] = 1;
+	mrc_icrc_put(buf, len - MRC_ICRC_LEN);
+	MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), -MRC_E_FIELD);
+}
+
 MRC_SUITE(hdr,
+	  MRC_CASE(hdr_ud_rules),
 	  MRC_CASE(hdr_roundtrip_every_opcode),
 	  MRC_CASE(hdr_wire_layout),
 	  MRC_CASE(hdr_truncation_rejected),

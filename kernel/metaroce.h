@@ -10,6 +10,8 @@
 #include <linux/atomic.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <uapi/rdma/metaroce-abi.h>
 
@@ -87,6 +89,28 @@ struct metaroce_dev {
 
 	atomic_t num_pd;
 	atomic64_t rx_packets;
+
+	/*
+	 * Object tables (XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ): lookups from
+	 * the data path take the xa_lock and a reference on the object, so
+	 * destroy (xa_erase + wait for the references) never races them.
+	 */
+	struct xarray qps;		/* qp_num -> metaroce_qp */
+	struct xarray mrs;		/* key >> 8 -> metaroce_mr */
+	struct xarray ahs;		/* ah_num -> metaroce_ah */
+	struct xarray srqs;		/* srq_num -> metaroce_srq */
+	u32 qp_next, mr_next, ah_next, srq_next;	/* cyclic cursors */
+	atomic_t mr_key_seq;		/* 8-bit key part of new MRs */
+
+	/* Object counts, against the METAROCE_MAX_* limits. */
+	atomic_t num_qp;
+	atomic_t num_cq;
+	atomic_t num_mr;
+	atomic_t num_srq;
+	atomic_t num_ah;
+
+	/* Serialises every atomic operation on the device's MRs. */
+	spinlock_t atomic_lock;
 };
 
 struct metaroce_ucontext {

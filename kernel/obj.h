@@ -30,6 +30,7 @@
 #include <linux/spinlock.h>
 #include <linux/refcount.h>
 #include <linux/completion.h>
+#include <linux/mutex.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <rdma/ib_verbs.h>
@@ -50,11 +51,27 @@ struct metaroce_ring {
 	u32 slot_size;
 	struct rdma_user_mmap_entry *mmap_entry;	/* NULL: kernel */
 	spinlock_t lock;		/* kernel-side producer */
+	/*
+	 * Authoritative copies of the indices the kernel owns; q->producer
+	 * or q->consumer is only ever written from these (user memory is
+	 * never re-read for them). CQ: prod (metaroce_cq_post). RQ/SRQ:
+	 * cons (metaroce_rq_pop); prod too for kernel queues. SQ: prod
+	 * for kernel QPs (post_send); cons is free for the transport.
+	 * A QP's rings (and their headers) are reset to 0 when it goes to
+	 * RESET, before metaroce_tp_qp_modify() is called.
+	 */
+	u32 prod, cons;
 };
 
 int metaroce_ring_alloc(struct metaroce_ring *r, u32 min_slots,
 			u32 slot_size);
 void metaroce_ring_free(struct metaroce_ring *r);
+/*
+ * Move the memory, geometry and indices of @src into @dst and the old
+ * ones of @dst into @src (locks stay in place); for resize. Caller holds
+ * the locks of @dst.
+ */
+void metaroce_ring_swap(struct metaroce_ring *dst, struct metaroce_ring *src);
 /* Create the mmap entry and fill @mi; user objects only. */
 int metaroce_ring_export(struct metaroce_dev *mdev,
 			 struct ib_ucontext *uctx, struct metaroce_ring *r,
@@ -122,6 +139,39 @@ void metaroce_mr_atomic(struct metaroce_mr *mr, u64 va, bool cmp_swap,
 			u64 compare, u64 swap_add, u64 *orig);
 
 /*
+ * Fast-register work requests of kernel QPs. post_send stores, for
+ * IB_WR_REG_MR (opcode METAROCE_WR_REG_MR, outside the uverbs range), a
+ * struct metaroce_wqe_reg_mr in the WQE's wr.raw; for IB_WR_LOCAL_INV
+ * (IB_UVERBS_WR_LOCAL_INV) the rkey to invalidate in ex_imm_data, as
+ * user WQEs do. The transport executes them in SQ order (honouring
+ * IB_SEND_FENCE like any WQE) with the two helpers below and completes
+ * them with IB_WC_REG_MR / IB_WC_LOCAL_INV. User QPs can post neither
+ * REG_MR (not in the uverbs opcode set) nor, unless the key belongs to a
+ * fast-register MR of the QP's PD, LOCAL_INV.
+ */
+#define METAROCE_WR_REG_MR	IB_WR_REG_MR
+
+struct metaroce_wqe_reg_mr {
+	u64 mr;			/* struct ib_mr * of an alloc_mr() MR */
+	u32 key;		/* new lkey == rkey (same index, new 8 bits) */
+	u32 access;		/* IB_ACCESS_* */
+};
+
+/*
+ * Make fast-register MR @ibmr valid with @key and @access. -EINVAL if
+ * @ibmr is not a fast-register MR of @pd, the index of @key differs or
+ * @access is invalid (REMOTE_WRITE/ATOMIC without LOCAL_WRITE).
+ */
+int metaroce_mr_fast_reg(struct metaroce_dev *mdev, struct ib_pd *pd,
+			 struct ib_mr *ibmr, u32 key, int access);
+/*
+ * Invalidate the fast-register MR with key @key in @pd (LOCAL_INV and
+ * SEND_WITH_INV). 0, or -EINVAL if there is no such fast-register MR.
+ */
+int metaroce_mr_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
+			   u32 key);
+
+/*
  * Copy @len bytes at byte @offset of the message described by a local
  * SGE list (lkeys of @pd) to/from @buf (or from @skb at @skb_off when
  * @skb is non-NULL, direction METAROCE_TO_MR). TO_MR needs
@@ -134,6 +184,19 @@ int metaroce_sgl_copy(struct metaroce_dev *mdev, struct ib_pd *pd,
 		      u32 skb_off, u32 len, enum metaroce_copy_dir dir);
 
 /* --------------------------------------------------------------- CQs */
+
+/*
+ * struct metaroce_cqe fields as the transport fills them, for user and
+ * kernel CQs alike: status is enum ib_wc_status (== ibv_wc_status),
+ * opcode enum ib_wc_opcode (== ibv_wc_opcode; IB_WC_REG_MR only on
+ * kernel QPs), ex_imm_data the immediate (network order) or the
+ * invalidated rkey, and wc_flags uses the ibv_wc_flags numbering below
+ * (poll_cq converts it to ib_wc_flags for kernel consumers).
+ */
+#define METAROCE_WC_GRH		(1U << 0)
+#define METAROCE_WC_WITH_IMM	(1U << 1)
+#define METAROCE_WC_IP_CSUM_OK	(1U << 2)
+#define METAROCE_WC_WITH_INV	(1U << 3)
 
 struct metaroce_cq {
 	struct ib_cq ibcq;
@@ -193,6 +256,8 @@ struct metaroce_ah {
 	struct metaroce_av av;
 	u32 ah_num;			/* index in mdev->ahs, never 0 */
 	u32 remote_qpn_hint;
+	refcount_t ref;			/* lookups in flight + 1 */
+	struct completion done;		/* ref reached zero */
 };
 
 /* Fill @av from an rdma_ah_attr (GRH required). 0 or -EINVAL. */
@@ -201,7 +266,11 @@ int metaroce_av_from_attr(struct metaroce_dev *mdev, struct metaroce_av *av,
 void metaroce_av_to_attr(const struct metaroce_av *av,
 			 struct rdma_ah_attr *attr);
 
-/* Referenced AH by number (UD WQEs) if it belongs to @pd, else NULL. */
+/*
+ * Referenced AH by number (UD WQEs) if it belongs to @pd, else NULL.
+ * Hold the reference only briefly and never across a sleep: destroy_ah
+ * may be called in atomic context and then busy-waits for it.
+ */
 struct metaroce_ah *metaroce_ah_get(struct metaroce_dev *mdev,
 				    struct ib_pd *pd, u32 ah_num);
 void metaroce_ah_put(struct metaroce_ah *ah);
@@ -217,6 +286,8 @@ struct metaroce_qp {
 	struct completion done;
 	bool is_user;
 
+	/* Serialises modify_qp calls (and their metaroce_tp_qp_modify). */
+	struct mutex modify_mutex;
 	/* Guards state and the attributes below against modify_qp. */
 	spinlock_t state_lock;
 	enum ib_qp_state state;
@@ -274,7 +345,15 @@ static inline struct metaroce_ah *to_mah(struct ib_ah *a)
 	return container_of(a, struct metaroce_ah, ibah);
 }
 
-/* Referenced QP by number, or NULL (also NULL while being destroyed). */
+/*
+ * Referenced QP by number, or NULL (also NULL while being destroyed).
+ *
+ * destroy_qp: unpublishes the QPN (metaroce_qp_get() fails from then
+ * on), drops its own reference and waits until every reference is put,
+ * then calls metaroce_tp_qp_destroy() and only then frees the rings.
+ * The transport's own timers and work must not hold metaroce_qp_get()
+ * references across metaroce_tp_qp_destroy() (it stops them).
+ */
 struct metaroce_qp *metaroce_qp_get(struct metaroce_dev *mdev, u32 qpn);
 void metaroce_qp_put(struct metaroce_qp *qp);
 
@@ -286,7 +365,12 @@ void metaroce_qp_put(struct metaroce_qp *qp);
  */
 int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out);
 
-/* Move @qp to ERR on a fatal transport error, raising @event. */
+/*
+ * Move @qp to ERR on a fatal transport error, raising @event (an
+ * affiliated QP event; 0 for none) if the QP was not in ERR already.
+ * Any context. It does NOT call metaroce_tp_qp_modify(): the transport
+ * (the only caller) flushes on its own.
+ */
 void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event);
 
 #endif /* METAROCE_OBJ_H */

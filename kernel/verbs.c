@@ -10,7 +10,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
 
-#include "metaroce.h"
+#include "verbs.h"
 
 static int metaroce_query_device(struct ib_device *ibdev,
 				 struct ib_device_attr *attr,
@@ -136,11 +136,6 @@ static void metaroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
-static int metaroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
-{
-	return -EINVAL;
-}
-
 static int metaroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct metaroce_dev *mdev = to_mdev(ibpd->device);
@@ -187,6 +182,13 @@ static void metaroce_dealloc_driver(struct ib_device *ibdev)
 
 	metaroce_udp_put(mdev->udp);
 	mdev->udp = NULL;
+	/* Every object is gone by now (ib_core destroyed them first). */
+	WARN_ON(!xa_empty(&mdev->qps) || !xa_empty(&mdev->mrs) ||
+		!xa_empty(&mdev->ahs) || !xa_empty(&mdev->srqs));
+	xa_destroy(&mdev->qps);
+	xa_destroy(&mdev->mrs);
+	xa_destroy(&mdev->ahs);
+	xa_destroy(&mdev->srqs);
 }
 
 static const struct ib_device_ops metaroce_dev_ops = {
@@ -195,20 +197,50 @@ static const struct ib_device_ops metaroce_dev_ops = {
 	.uverbs_abi_ver = METAROCE_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = metaroce_alloc_hw_port_stats,
+	.alloc_mr = metaroce_alloc_mr,
 	.alloc_pd = metaroce_alloc_pd,
 	.alloc_ucontext = metaroce_alloc_ucontext,
+	.create_ah = metaroce_create_ah,
+	.create_cq = metaroce_create_cq,
+	.create_qp = metaroce_create_qp,
+	.create_srq = metaroce_create_srq,
+	.create_user_ah = metaroce_create_ah,
 	.dealloc_driver = metaroce_dealloc_driver,
 	.dealloc_pd = metaroce_dealloc_pd,
 	.dealloc_ucontext = metaroce_dealloc_ucontext,
+	.dereg_mr = metaroce_dereg_mr,
+	.destroy_ah = metaroce_destroy_ah,
+	.destroy_cq = metaroce_destroy_cq,
+	.destroy_qp = metaroce_destroy_qp,
+	.destroy_srq = metaroce_destroy_srq,
+	.get_dma_mr = metaroce_get_dma_mr,
 	.get_hw_stats = metaroce_get_hw_stats,
 	.get_link_layer = metaroce_get_link_layer,
 	.get_port_immutable = metaroce_get_port_immutable,
+	.map_mr_sg = metaroce_map_mr_sg,
 	.mmap = metaroce_mmap,
+	.mmap_free = metaroce_mmap_free,
+	.modify_qp = metaroce_modify_qp,
+	.modify_srq = metaroce_modify_srq,
+	.poll_cq = metaroce_poll_cq,
+	.post_recv = metaroce_post_recv,
+	.post_send = metaroce_post_send,
+	.post_srq_recv = metaroce_post_srq_recv,
+	.query_ah = metaroce_query_ah,
 	.query_device = metaroce_query_device,
 	.query_pkey = metaroce_query_pkey,
 	.query_port = metaroce_query_port,
+	.query_qp = metaroce_query_qp,
+	.query_srq = metaroce_query_srq,
+	.reg_user_mr = metaroce_reg_user_mr,
+	.req_notify_cq = metaroce_req_notify_cq,
+	.resize_cq = metaroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, metaroce_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, metaroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, metaroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, metaroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, metaroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, metaroce_ucontext, ibuc),
 };
 
@@ -240,6 +272,17 @@ struct metaroce_dev *metaroce_dev_alloc(struct net_device *ndev)
 	mdev->active_mtu = metaroce_mtu_from_netdev(ndev);
 	atomic_set(&mdev->num_pd, 0);
 	atomic64_set(&mdev->rx_packets, 0);
+	xa_init_flags(&mdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&mdev->mrs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&mdev->ahs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&mdev->srqs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	atomic_set(&mdev->mr_key_seq, get_random_u32());
+	atomic_set(&mdev->num_qp, 0);
+	atomic_set(&mdev->num_cq, 0);
+	atomic_set(&mdev->num_mr, 0);
+	atomic_set(&mdev->num_srq, 0);
+	atomic_set(&mdev->num_ah, 0);
+	spin_lock_init(&mdev->atomic_lock);
 	return mdev;
 }
 

@@ -13,6 +13,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "metaroce.h"
+#include "obj.h"
 
 /* Serialises newlink so two racing adds cannot both pass the checks. */
 static DEFINE_MUTEX(metaroce_link_mutex);
@@ -236,19 +237,27 @@ static int __init metaroce_init(void)
 {
 	int err;
 
-	err = metaroce_net_init();
+	err = metaroce_tp_init();
 	if (err)
 		return err;
 
+	err = metaroce_net_init();
+	if (err)
+		goto err_tp;
+
 	err = register_netdevice_notifier(&metaroce_netdev_notifier);
-	if (err) {
-		metaroce_net_exit();
-		return err;
-	}
+	if (err)
+		goto err_net;
 
 	rdma_link_register(&metaroce_link_ops);
 	pr_info("loaded (udp port %u)\n", metaroce_udp_port);
 	return 0;
+
+err_net:
+	metaroce_net_exit();
+err_tp:
+	metaroce_tp_exit();
+	return err;
 }
 
 static void __exit metaroce_exit(void)
@@ -259,6 +268,7 @@ static void __exit metaroce_exit(void)
 	ib_unregister_driver(METAROCE_RDMA_DRIVER_ID);
 	unregister_netdevice_notifier(&metaroce_netdev_notifier);
 	metaroce_net_exit();
+	metaroce_tp_exit();
 	pr_info("unloaded\n");
 }
 

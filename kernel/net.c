@@ -15,8 +15,10 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
+#include <net/ipv6_stubs.h>
+#include <linux/inetdevice.h>
 
-#include "metaroce.h"
+#include "obj.h"
 
 unsigned short metaroce_udp_port = METAROCE_DEFAULT_UDP_PORT;
 module_param_named(udp_port, metaroce_udp_port, ushort, 0444);
@@ -48,21 +50,71 @@ static int metaroce_encap_recv(struct sock *sk, struct sk_buff *skb)
 }
 
 /*
+ * The device a packet is for. Packets between two QPs of one host come in
+ * on the loopback device: find the netdev that owns the destination.
+ */
+static struct metaroce_dev *metaroce_rx_dev(struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+
+	if (!ndev)
+		return NULL;
+	if (!(ndev->flags & IFF_LOOPBACK))
+		return metaroce_get_dev_by_netdev(ndev);
+
+	ndev = NULL;
+	rcu_read_lock();
+	if (skb->protocol == htons(ETH_P_IP))
+		ndev = __ip_dev_find(dev_net(skb->dev), ip_hdr(skb)->daddr,
+				     false);
+#if IS_ENABLED(CONFIG_IPV6)
+	else if (skb->protocol == htons(ETH_P_IPV6) && ipv6_stub->ipv6_dev_find)
+		ndev = ipv6_stub->ipv6_dev_find(dev_net(skb->dev),
+						&ipv6_hdr(skb)->daddr, NULL);
+#endif
+	rcu_read_unlock();
+	/* ib_device_get_by_netdev() needs no reference on ndev */
+	return ndev ? metaroce_get_dev_by_netdev(ndev) : NULL;
+}
+
+/*
  * Called from the UDP receive path (softirq, RCU read side) for every
- * datagram to udp_port. Phase 1: account it to the device of the
- * receiving netdev and drop it; the transport comes later.
+ * datagram to udp_port (skb->data at the UDP header): hand the payload to
+ * the transport of the receiving device.
  */
 int metaroce_udp_recv(struct sk_buff *skb)
 {
 	struct metaroce_dev *mdev;
 
-	mdev = metaroce_get_dev_by_netdev(skb->dev);
-	if (mdev) {
-		atomic64_inc(&mdev->rx_packets);
-		ib_device_put(&mdev->ibdev);
+	mdev = metaroce_rx_dev(skb);
+	if (!mdev || !pskb_may_pull(skb, sizeof(struct udphdr))) {
+		if (mdev)
+			ib_device_put(&mdev->ibdev);
+		kfree_skb(skb);
+		return 0;
 	}
-	kfree_skb(skb);
+	atomic64_inc(&mdev->rx_packets);
+	__skb_pull(skb, sizeof(struct udphdr));
+	metaroce_tp_rx(mdev, skb);
+	ib_device_put(&mdev->ibdev);
 	return 0;
+}
+
+/**
+ * metaroce_udp_sk - the UDP socket to transmit from
+ * @udp: the device's namespace sockets
+ * @family: AF_INET or AF_INET6
+ *
+ * Return: the socket, or NULL if that family has none.
+ */
+struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family)
+{
+	struct socket *sock;
+
+	if (!udp)
+		return NULL;
+	sock = family == AF_INET6 ? READ_ONCE(udp->sk6) : READ_ONCE(udp->sk4);
+	return sock ? sock->sk : NULL;
 }
 
 static struct socket *metaroce_sock_create(struct net *net, bool ipv6)

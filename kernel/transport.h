@@ -4,6 +4,14 @@
  * engines on top of the pure-C core (kernel/core/). See obj.h for the
  * contract with the verbs objects and Documentation/protocol.rst for the
  * wire protocol.
+ *
+ * Every QP has one outgoing PSN space (struct mrc_sb: its requests *and*
+ * its READ/atomic responses) and one incoming PSN space (struct mrc_rx:
+ * the peer's requests and responses). ACKs cover the incoming space.
+ * Everything of a QP is serialised by tp.lock (taken with _bh): receive
+ * processing runs inline in softirq, transmission in one work item per
+ * QP (tp.work, kicked by doorbells, ACKs and timers), timers are soft
+ * hrtimers. Packets are built under the lock and sent after dropping it.
  */
 #ifndef METAROCE_TRANSPORT_H
 #define METAROCE_TRANSPORT_H
@@ -15,14 +23,23 @@
 #include "core/sack.h"
 #include "core/rtt.h"
 #include "core/cc.h"
+#include "core/path.h"
 
 struct metaroce_qp;
 struct metaroce_dev;
+struct metaroce_ah;
+struct metaroce_tps;
 
 /* Per-QP transport state, embedded in struct metaroce_qp. */
 struct metaroce_tp {
-	/* Filled in by the transport (tx.c, rx.c, comp.c). */
 	spinlock_t lock;
+	struct metaroce_tps *s;		/* the bulk, kvzalloc'd */
+	struct work_struct work;	/* requester / completer work */
+	struct hrtimer rto_timer;	/* RTO and tail-loss probe */
+	struct hrtimer ack_timer;	/* delayed ACK */
+	struct hrtimer rnr_timer;	/* RNR back-off */
+	unsigned long events;		/* TP_EV_* */
+	bool dead;			/* destroy started */
 };
 
 /* Called by create_qp once the QP is set up (state RESET). */
@@ -39,11 +56,229 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 void metaroce_tp_qp_destroy(struct metaroce_qp *qp);
 /* New WQEs were made visible in qp->sq (doorbell or kernel post_send). */
 void metaroce_tp_kick(struct metaroce_qp *qp);
-/* A metaroce packet arrived on @mdev (UDP payload at skb->data). Consumes
- * the skb. */
+/*
+ * A metaroce packet arrived on @mdev (UDP payload at skb->data). Consumes
+ * the skb.
+ */
 void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb);
 
 int metaroce_tp_init(void);	/* module init: workqueue etc. */
 void metaroce_tp_exit(void);
+
+/* net.c: the namespace's UDP socket of @family (AF_INET/AF_INET6). */
+struct metaroce_udp;
+struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
+
+/* ------------------------------------------------------------------
+ * Internal to the transport files (tx.c, rx.c, resp.c, comp.c, xmit.c).
+ */
+#ifdef METAROCE_TP_INTERNAL
+
+#include "core/hdr.h"
+#include "core/replay.h"
+
+#define TP_EV_RTO	0	/* retransmission timer fired */
+#define TP_EV_RNR	1	/* RNR wait is over */
+#define TP_EV_FLUSH	2	/* QP entered ERR: flush */
+
+#define TP_MAX_SWQ	512	/* kernel copies of send WQEs in flight */
+#define TP_RSLOTS	32	/* receive WQEs being filled (pow2) */
+#define TP_RSP_SLOTS	128	/* queued READ/atomic responses (pow2) */
+#define TP_DEFER_MAX	16	/* WRITE last packets held back */
+#define TP_TX_BATCH	32	/* packets built per lock hold */
+#define TP_ACK_DELAY_US	100	/* delayed ACK */
+
+/* Kind of an outgoing PSN (struct metaroce_tp_pkt.kind). */
+enum {
+	TP_PKT_REQ = 1,
+	TP_PKT_RRESP,
+	TP_PKT_ARESP,
+};
+
+/* How to (re)build the packet that carries one outgoing PSN. */
+struct metaroce_tp_pkt {
+	u8 kind;
+	u8 opcode;		/* enum mrc_opcode */
+	u8 flags;		/* MRC_F_FIRST | LAST | SOLICIT */
+	u8 reserved;
+	u16 len;		/* payload bytes */
+	u32 idx;		/* REQ: SQ index of the WQE */
+	u32 offset;		/* byte offset within the message */
+	u32 msg_len;
+	u32 req_psn;		/* RRESP, ARESP: PSN of the request */
+	u32 rkey;		/* RRESP */
+	u64 va;			/* RRESP: read start; ARESP: original value */
+};
+
+/* Kernel copy of a send WQE and its progress. */
+struct metaroce_tp_swqe {
+	u64 wr_id;
+	u32 opcode;		/* IB_UVERBS_WR_* */
+	u32 send_flags;
+	u32 num_sge;
+	u32 inline_len;
+	u32 imm;		/* network order, as in the WQE */
+	u32 len;		/* message length */
+	u64 remote_addr;
+	u64 compare_add;
+	u64 swap;
+	u32 rkey;
+	u32 ah_num, remote_qpn, remote_qkey;	/* UD */
+	u32 msn;		/* receive message seq (SEND*, WRITE_IMM) */
+	u32 first_psn;
+	u32 last_psn;		/* valid once segmented */
+	u32 seg_off;		/* next byte to segment */
+	u32 resp_bytes;		/* READ: bytes received */
+	u8 mrc_op;
+	u8 segmented;		/* every packet has a PSN */
+	u8 resp_done;		/* READ/atomic: response complete */
+	u8 rd_atomic;		/* counts against max_rd_atomic */
+	u8 signaled;
+	u8 status;		/* IB_WC_*; error completions */
+	u8 rnr_left;
+	u8 reserved;
+	/* then num_sge struct metaroce_sge, or inline_len bytes */
+	union {
+		struct metaroce_sge sge[0];
+		u8 inline_data[0];
+	};
+};
+
+/* A receive WQE being filled by the packets of one message. */
+struct metaroce_tp_rslot {
+	struct metaroce_rwqe wqe;
+	u32 msn;
+	u32 msg_len;
+	u32 placed;		/* payload bytes placed */
+	u32 imm;		/* network order */
+	u32 src_qp;		/* UD: sender; 0: the RC peer */
+	u32 last_psn;		/* PSN of the LAST packet, once placed */
+	u8 has_last;
+	u8 used;
+	u8 seen;		/* msg_len is known */
+	u8 opcode;		/* IB_WC_RECV or IB_WC_RECV_RDMA_WITH_IMM */
+	u8 wc_flags;
+	u8 status;
+	u8 solicited;
+};
+
+/* A READ or atomic request waiting for its responses to be sent. */
+struct metaroce_tp_rsp {
+	u8 kind;		/* TP_PKT_RRESP / TP_PKT_ARESP */
+	u32 req_psn;
+	u32 rkey;
+	u32 len;
+	u32 off;		/* RRESP: next byte to send */
+	u64 va;			/* RRESP: address; ARESP: original value */
+};
+
+struct metaroce_tps {
+	/* requester: outgoing PSN space */
+	struct mrc_sb sb;
+	struct mrc_paths paths;
+	struct metaroce_tp_pkt pkt[MRC_WND];
+	bool running;		/* RTS/SQD: may send requests */
+	bool anchored;		/* sb's initial PSN is known (see tp_probe) */
+	bool rnr_wait;
+	bool tlp_armed;		/* rto_timer is a tail-loss probe */
+	bool failed;		/* fatal error seen, QP going to ERR */
+	bool stop_new;		/* an error WQE is pending: no new sends */
+	bool want_tx;		/* rx processing opened the window */
+	u8 fail_event;		/* enum ib_event_type for ERR, 0 = fatal */
+	u32 mtu;		/* payload bytes per packet */
+	u32 retries;		/* timeouts without progress */
+	u64 progress_us;	/* last cumulative progress */
+
+	/* send queue */
+	u8 *swq;		/* nswq entries of swqe_size */
+	u32 nswq, swqe_size;
+	u32 sq_tail;		/* oldest WQE not completed */
+	u32 sq_seg;		/* next WQE to segment */
+	u32 sq_head;		/* next WQE to fetch from the ring */
+	u32 smsn;		/* next receive message seq to assign */
+	u32 rd_atomic_out;	/* READ/atomic WQEs awaiting responses */
+
+	/* responses to send (the peer's READs/atomics) */
+	struct metaroce_tp_rsp rsp[TP_RSP_SLOTS];
+	u32 rsp_head, rsp_tail;
+
+	/* responder: incoming PSN space */
+	struct mrc_rx rx;
+	bool rx_ready;		/* RTR or later */
+	u32 rmsn_done;		/* next message to complete */
+	u32 rmsn_pop;		/* next message to take a WQE for */
+	struct metaroce_tp_rslot rslot[TP_RSLOTS];
+	struct metaroce_tp_rslot ud_slot;	/* UD receive scratch */
+	struct sk_buff_head defer;	/* WRITE last packets held back */
+	u32 nak_psn;		/* last NAKed PSN, to rate-limit */
+	u8 nak_syn;
+
+	/* statistics */
+	u64 tx_pkts, rx_pkts, retx_pkts, drops, rtos;
+};
+
+/* skb->cb of an outgoing packet, between build and xmit. */
+struct metaroce_tp_cb {
+	u16 sport;
+	u8 ect;			/* send ECT(0) */
+	struct metaroce_ah *ah;	/* UD: referenced AH, else NULL (qp->av) */
+};
+
+static inline struct metaroce_tp_cb *tp_cb(struct sk_buff *skb)
+{
+	return (struct metaroce_tp_cb *)skb->cb;
+}
+
+static inline struct metaroce_tp_swqe *tp_swqe(struct metaroce_tps *s,
+					       u32 idx)
+{
+	return (struct metaroce_tp_swqe *)(s->swq +
+		(size_t)(idx & (s->nswq - 1)) * s->swqe_size);
+}
+
+static inline u64 tp_now_us(void)
+{
+	return div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+static inline ktime_t tp_us_ktime(u64 us)
+{
+	return ns_to_ktime(us * NSEC_PER_USEC);
+}
+
+/* xmit.c */
+struct sk_buff *metaroce_tp_alloc_skb(u32 len);
+void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb);
+void metaroce_tp_xmit_queue(struct metaroce_qp *qp, struct sk_buff_head *q);
+bool metaroce_tp_skb_ce(const struct sk_buff *skb);
+
+/* tx.c */
+void metaroce_tp_schedule(struct metaroce_qp *qp);
+void metaroce_tp_run_inline(struct metaroce_qp *qp);
+void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart);
+struct sk_buff *metaroce_tp_build(struct metaroce_qp *qp,
+				  struct mrc_pkt *p, const void *payload);
+void metaroce_tp_complete(struct metaroce_qp *qp, struct sk_buff_head *out);
+void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q);
+
+/* resp.c */
+void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
+		      struct sk_buff *skb, bool ce, struct sk_buff_head *out);
+void metaroce_tp_send_ack(struct metaroce_qp *qp, struct sk_buff_head *out,
+			  u8 syndrome, u32 nak_psn);
+void metaroce_tp_resp_flush(struct metaroce_qp *qp);
+void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
+			 struct sk_buff *skb);
+void metaroce_tp_resp_reset(struct metaroce_qp *qp);
+
+/* comp.c */
+void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
+			  struct sk_buff_head *out);
+int metaroce_tp_comp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
+			  struct sk_buff *skb);
+void metaroce_tp_post_scqe(struct metaroce_qp *qp,
+			   struct metaroce_tp_swqe *w, u8 status);
+
+#endif /* METAROCE_TP_INTERNAL */
 
 #endif /* METAROCE_TRANSPORT_H */

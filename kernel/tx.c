@@ -1,0 +1,1272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * metaroce transport: the requester.
+ *
+ * One work item per QP fetches send WQEs from the SQ ring (into a
+ * validated kernel copy: a user slot is read exactly once), segments them
+ * into packets of qp->mtu bytes, assigns PSN and path through the core
+ * scoreboard and path table, and transmits. The same work sends the
+ * responses to the peer's READs and atomics (they are sequenced in this
+ * QP's PSN space too), retransmits the PSNs the scoreboard marks lost and
+ * handles the retransmission timer (tail-loss probe, then RTO with
+ * backoff) and the RNR wait.
+ *
+ * The packets of one request message always get consecutive PSNs:
+ * responses are interleaved between messages only (resp.c relies on it).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/log2.h>
+
+#define METAROCE_TP_INTERNAL
+#include "obj.h"
+
+static unsigned int tp_npaths = MRC_PATHS_DEFAULT;
+module_param_named(paths, tp_npaths, uint, 0644);
+MODULE_PARM_DESC(paths, "paths (UDP source ports) per QP, 1..16 (default 4)");
+
+static struct workqueue_struct *tp_wq;
+
+int metaroce_tp_init(void)
+{
+	tp_wq = alloc_workqueue("metaroce_tp", WQ_HIGHPRI, 0);
+	return tp_wq ? 0 : -ENOMEM;
+}
+
+void metaroce_tp_exit(void)
+{
+	if (tp_wq)
+		destroy_workqueue(tp_wq);
+	tp_wq = NULL;
+}
+
+void metaroce_tp_schedule(struct metaroce_qp *qp)
+{
+	if (READ_ONCE(qp->tp.dead))
+		return;
+	queue_work(tp_wq ? tp_wq : system_highpri_wq, &qp->tp.work);
+}
+
+/* ------------------------------------------------------------ timers */
+
+static u32 tp_rto_us(struct metaroce_tps *s)
+{
+	u32 i, rto = 0;
+
+	for (i = 0; i < s->paths.n; i++)
+		rto = max(rto, mrc_rtt_rto(&s->paths.p[i].rtt));
+	return rto ? rto : MRC_RTO_INIT_US;
+}
+
+static u32 tp_tlp_us(struct metaroce_tps *s)
+{
+	bool one = mrc_sb_outstanding(&s->sb) == 1;
+	u32 i, t = 0;
+
+	for (i = 0; i < s->paths.n; i++)
+		t = max(t, mrc_rtt_tlp(&s->paths.p[i].rtt, one));
+	return t ? t : MRC_RTO_INIT_US;
+}
+
+/*
+ * (Re)arm the retransmission timer while PSNs are outstanding: a tail-loss
+ * probe first, then RTOs. @restart: progress was made, start over.
+ */
+void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart)
+{
+	struct metaroce_tp *tp = &qp->tp;
+	struct metaroce_tps *s = tp->s;
+	u32 us;
+
+	if (!mrc_sb_outstanding(&s->sb)) {
+		s->tlp_armed = false;
+		hrtimer_try_to_cancel(&tp->rto_timer);
+		return;
+	}
+	if (!restart && hrtimer_active(&tp->rto_timer))
+		return;
+	if (restart)
+		s->tlp_armed = true;
+	us = s->tlp_armed ? tp_tlp_us(s) : tp_rto_us(s);
+	hrtimer_start(&tp->rto_timer, tp_us_ktime(us), HRTIMER_MODE_REL_SOFT);
+}
+
+static enum hrtimer_restart tp_rto_fn(struct hrtimer *t)
+{
+	struct metaroce_qp *qp = container_of(t, struct metaroce_qp,
+					      tp.rto_timer);
+
+	set_bit(TP_EV_RTO, &qp->tp.events);
+	metaroce_tp_schedule(qp);
+	return HRTIMER_NORESTART;
+}
+
+static enum hrtimer_restart tp_rnr_fn(struct hrtimer *t)
+{
+	struct metaroce_qp *qp = container_of(t, struct metaroce_qp,
+					      tp.rnr_timer);
+
+	set_bit(TP_EV_RNR, &qp->tp.events);
+	metaroce_tp_schedule(qp);
+	return HRTIMER_NORESTART;
+}
+
+static enum hrtimer_restart tp_ack_fn(struct hrtimer *t)
+{
+	struct metaroce_qp *qp = container_of(t, struct metaroce_qp,
+					      tp.ack_timer);
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&qp->tp.lock);
+	if (!qp->tp.dead && qp->tp.s->rx_ready &&
+	    mrc_rx_ack_pending(&qp->tp.s->rx))
+		metaroce_tp_send_ack(qp, &q, MRC_SYN_ACK, 0);
+	spin_unlock_bh(&qp->tp.lock);
+	metaroce_tp_xmit_queue(qp, &q);
+	return HRTIMER_NORESTART;
+}
+
+/* ------------------------------------------------------ packet build */
+
+/*
+ * Allocate an skb for packet @p (payload_len set), write its headers and
+ * return it with the payload area (p->payload_len bytes) at *payload.
+ * Finish with tp_build_end().
+ */
+static struct sk_buff *tp_build_begin(struct mrc_pkt *p, void **payload)
+{
+	struct sk_buff *skb;
+	int hlen = mrc_hdr_len(p);
+
+	if (hlen < 0)
+		return NULL;
+	skb = metaroce_tp_alloc_skb(hlen + p->payload_len + MRC_ICRC_LEN);
+	if (!skb)
+		return NULL;
+	if (mrc_hdr_build(p, skb->data, hlen) != hlen) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	*payload = skb->data + hlen;
+	skb_put(skb, hlen + p->payload_len + MRC_ICRC_LEN);
+	return skb;
+}
+
+static void tp_build_end(struct sk_buff *skb)
+{
+	mrc_icrc_put(skb->data, skb->len - MRC_ICRC_LEN);
+}
+
+/* Build a whole packet with @payload (may be NULL when empty). */
+struct sk_buff *metaroce_tp_build(struct metaroce_qp *qp, struct mrc_pkt *p,
+				  const void *payload)
+{
+	struct sk_buff *skb;
+	void *pl;
+
+	skb = tp_build_begin(p, &pl);
+	if (!skb)
+		return NULL;
+	if (p->payload_len)
+		memcpy(pl, payload, p->payload_len);
+	tp_build_end(skb);
+	return skb;
+}
+
+static u8 tp_mrc_op(u32 wr_op)
+{
+	switch (wr_op) {
+	case IB_UVERBS_WR_SEND:
+		return MRC_OP_SEND;
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return MRC_OP_SEND_IMM;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		return MRC_OP_SEND_INV;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		return MRC_OP_WRITE;
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return MRC_OP_WRITE_IMM;
+	case IB_UVERBS_WR_RDMA_READ:
+		return MRC_OP_READ_REQ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return MRC_OP_CMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return MRC_OP_FETCH_ADD;
+	}
+	return 0;
+}
+
+/*
+ * Build the packet of outgoing @psn from its descriptor (first send or
+ * retransmission). Returns NULL when it cannot be built (memory gone).
+ */
+static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
+				    u32 ppsn, u8 path, bool retx)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct metaroce_tp_pkt *d = &s->pkt[psn & (MRC_WND - 1)];
+	struct metaroce_tp_swqe *w = NULL;
+	struct metaroce_mr *mr;
+	struct sk_buff *skb;
+	struct mrc_pkt p;
+	void *pl;
+	int err = 0;
+
+	memset(&p, 0, offsetof(struct mrc_pkt, ack));
+	p.opcode = d->opcode;
+	p.flags = d->flags | (retx ? MRC_F_RETX : 0);
+	p.path_id = path;
+	p.dst_qpn = qp->dest_qpn & 0xffffff;
+	p.psn = psn;
+	p.ppsn = ppsn;
+	p.tsval = (u32)tp_now_us();
+	p.payload_len = d->len;
+
+	switch (d->kind) {
+	case TP_PKT_REQ:
+		w = tp_swqe(s, d->idx);
+		switch (d->opcode) {
+		case MRC_OP_SEND:
+		case MRC_OP_SEND_IMM:
+		case MRC_OP_SEND_INV:
+			p.send.rmsn = w->msn;
+			p.send.msg_len = w->len;
+			p.send.offset = d->offset;
+			p.send.imm = d->opcode == MRC_OP_SEND ? 0 :
+				     d->opcode == MRC_OP_SEND_IMM ?
+				     be32_to_cpu((__force __be32)w->imm) :
+				     w->imm;
+			break;
+		case MRC_OP_WRITE:
+		case MRC_OP_WRITE_IMM:
+			p.write.va = w->remote_addr;
+			p.write.rkey = w->rkey;
+			p.write.msg_len = w->len;
+			p.write.offset = d->offset;
+			if (d->opcode == MRC_OP_WRITE_IMM) {
+				p.write.rmsn = w->msn;
+				p.write.imm =
+					be32_to_cpu((__force __be32)w->imm);
+			}
+			break;
+		case MRC_OP_READ_REQ:
+			p.read.va = w->remote_addr;
+			p.read.rkey = w->rkey;
+			p.read.len = w->len;
+			break;
+		case MRC_OP_CMP_SWAP:
+		case MRC_OP_FETCH_ADD:
+			p.atomic.va = w->remote_addr;
+			p.atomic.rkey = w->rkey;
+			p.atomic.swap_add = d->opcode == MRC_OP_CMP_SWAP ?
+					    w->swap : w->compare_add;
+			p.atomic.compare = d->opcode == MRC_OP_CMP_SWAP ?
+					   w->compare_add : 0;
+			break;
+		}
+		skb = tp_build_begin(&p, &pl);
+		if (!skb)
+			return NULL;
+		if (!d->len)
+			break;
+		if (w->send_flags & IB_SEND_INLINE)
+			memcpy(pl, w->inline_data + d->offset, d->len);
+		else
+			err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, w->sge,
+						w->num_sge, d->offset, pl, NULL,
+						0, d->len, METAROCE_FROM_MR);
+		break;
+	case TP_PKT_RRESP:
+		p.rresp.req_psn = d->req_psn;
+		p.rresp.offset = d->offset;
+		p.rresp.msg_len = d->msg_len;
+		skb = tp_build_begin(&p, &pl);
+		if (!skb || !d->len)
+			break;
+		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, d->rkey, true,
+				     IB_ACCESS_REMOTE_READ, d->va + d->offset,
+				     d->len);
+		if (IS_ERR(mr)) {
+			err = PTR_ERR(mr);
+			break;
+		}
+		metaroce_mr_copy(mr, d->va + d->offset, pl, d->len,
+				 METAROCE_FROM_MR);
+		metaroce_mr_put(mr);
+		break;
+	case TP_PKT_ARESP:
+		p.aresp.orig = d->va;
+		p.aresp.req_psn = d->req_psn;
+		skb = tp_build_begin(&p, &pl);
+		break;
+	default:
+		return NULL;
+	}
+	if (!skb)
+		return NULL;
+	if (err) {
+		kfree_skb(skb);
+		if (w && w->status == IB_WC_SUCCESS) {
+			w->status = IB_WC_LOC_PROT_ERR;
+			s->stop_new = true;
+		}
+		return NULL;
+	}
+	tp_build_end(skb);
+	pr_debug("qp %u tx op %u psn %u len %u%s\n", qp->ibqp.qp_num, d->opcode,
+		 psn, d->len, retx ? " retx" : "");
+	tp_cb(skb)->sport = s->paths.p[path].sport;
+	tp_cb(skb)->ect = 1;
+	return skb;
+}
+
+/* ------------------------------------------------------- WQE fetch */
+
+static u32 tp_swqe_size(struct metaroce_qp *qp)
+{
+	u32 sges = max_t(u32, qp->max_send_sge, 1);
+	u32 extra = max_t(u32, sges * sizeof(struct metaroce_sge),
+			  qp->max_inline);
+
+	extra = min_t(u32, extra, qp->sq.slot_size);
+	return ALIGN(sizeof(struct metaroce_tp_swqe) + extra, 16);
+}
+
+static bool tp_op_ok(struct metaroce_qp *qp, u32 op)
+{
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		return tp_mrc_op(op) != 0 || op == IB_UVERBS_WR_LOCAL_INV ||
+		       (op == METAROCE_WR_REG_MR && !qp->is_user);
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
+		return op == IB_UVERBS_WR_SEND ||
+		       op == IB_UVERBS_WR_SEND_WITH_IMM;
+	return false;
+}
+
+/* Copy ring slot @idx into the kernel copy and validate it. */
+static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct metaroce_tp_swqe *w = tp_swqe(s, idx);
+	const struct metaroce_send_wqe *u = metaroce_ring_slot(&qp->sq, idx);
+	u32 room = qp->sq.slot_size - sizeof(*u);
+	u32 cap = s->swqe_size - sizeof(*w);
+	struct metaroce_send_wqe h;
+	u64 len = 0;
+	u32 i;
+
+	memcpy(&h, u, sizeof(h));
+	memset(w, 0, sizeof(*w));
+	w->wr_id = h.wr_id;
+	w->opcode = h.opcode;
+	w->send_flags = h.send_flags;
+	w->imm = h.ex_imm_data;
+	w->mrc_op = tp_mrc_op(h.opcode);
+	w->signaled = qp->sq_sig_all || (h.send_flags & IB_SEND_SIGNALED);
+	w->rnr_left = qp->rnr_retry;
+	w->status = IB_WC_SUCCESS;
+
+	switch (h.opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_READ:
+		w->remote_addr = h.wr.rdma.remote_addr;
+		w->rkey = h.wr.rdma.rkey;
+		break;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		w->remote_addr = h.wr.atomic.remote_addr;
+		w->compare_add = h.wr.atomic.compare_add;
+		w->swap = h.wr.atomic.swap;
+		w->rkey = h.wr.atomic.rkey;
+		break;
+	case METAROCE_WR_REG_MR: {
+		struct metaroce_wqe_reg_mr reg;
+
+		memcpy(&reg, h.wr.raw, sizeof(reg));
+		w->remote_addr = reg.mr;
+		w->rkey = reg.key;
+		w->compare_add = reg.access;
+		break;
+	}
+	default:
+		w->ah_num = h.wr.ud.ah_num;
+		w->remote_qpn = h.wr.ud.remote_qpn;
+		w->remote_qkey = h.wr.ud.remote_qkey;
+		break;
+	}
+
+	if (!tp_op_ok(qp, h.opcode))
+		goto bad;
+	if (h.opcode == METAROCE_WR_REG_MR ||
+	    h.opcode == IB_UVERBS_WR_LOCAL_INV)
+		return;		/* local: no data */
+	if (h.send_flags & IB_SEND_INLINE) {
+		if (h.inline_len > qp->max_inline || h.inline_len > room ||
+		    h.inline_len > cap)
+			goto bad;
+		if (w->mrc_op == MRC_OP_READ_REQ ||
+		    w->mrc_op == MRC_OP_CMP_SWAP ||
+		    w->mrc_op == MRC_OP_FETCH_ADD)
+			goto bad;
+		w->inline_len = h.inline_len;
+		memcpy(w->inline_data, u->inline_data, h.inline_len);
+		len = h.inline_len;
+	} else {
+		if (h.num_sge > qp->max_send_sge ||
+		    h.num_sge > METAROCE_MAX_SGE ||
+		    h.num_sge * sizeof(struct metaroce_sge) > room ||
+		    h.num_sge * sizeof(struct metaroce_sge) > cap)
+			goto bad;
+		w->num_sge = h.num_sge;
+		memcpy(w->sge, u->sge, h.num_sge * sizeof(struct metaroce_sge));
+		for (i = 0; i < w->num_sge; i++)
+			len += w->sge[i].length;
+	}
+	if (len > MRC_MAX_MSG)
+		goto bad;
+	w->len = len;
+
+	switch (w->mrc_op) {
+	case MRC_OP_CMP_SWAP:
+	case MRC_OP_FETCH_ADD:
+		if (w->num_sge != 1 || w->len < 8 || (w->remote_addr & 7))
+			goto bad;
+		w->len = 8;
+		fallthrough;
+	case MRC_OP_READ_REQ:
+		w->rd_atomic = 1;
+		break;
+	}
+
+	/* local keys: checked now, so errors complete this WQE only */
+	for (i = 0; i < w->num_sge; i++) {
+		struct metaroce_mr *mr;
+
+		if (!w->sge[i].length)
+			continue;
+		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, w->sge[i].lkey,
+				     false,
+				     w->rd_atomic ? IB_ACCESS_LOCAL_WRITE : 0,
+				     w->sge[i].addr, w->sge[i].length);
+		if (IS_ERR(mr)) {
+			w->status = IB_WC_LOC_PROT_ERR;
+			return;
+		}
+		metaroce_mr_put(mr);
+	}
+
+	if (w->mrc_op == MRC_OP_SEND || w->mrc_op == MRC_OP_SEND_IMM ||
+	    w->mrc_op == MRC_OP_SEND_INV || w->mrc_op == MRC_OP_WRITE_IMM)
+		w->msn = s->smsn++;
+	return;
+bad:
+	w->status = IB_WC_LOC_QP_OP_ERR;
+}
+
+/* Producer index of the SQ ring, or -1 when user space corrupted it. */
+static int tp_sq_producer(struct metaroce_qp *qp, u32 *prod)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	/* slot contents after the index (pairs with the producer's release) */
+	u32 p = smp_load_acquire(&qp->sq.q->producer);
+
+	if (p - s->sq_tail > qp->sq.num_slots ||
+	    mrc_seq_lt(p, s->sq_head))
+		return -1;
+	*prod = p;
+	return 0;
+}
+
+/* Fetch WQEs from the ring while the kernel copy has room. */
+static void tp_fetch(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	u32 prod;
+
+	if (!qp->sq.q || s->failed)
+		return;
+	if (tp_sq_producer(qp, &prod)) {
+		s->failed = true;
+		return;
+	}
+	while (s->sq_head != prod && s->sq_head - s->sq_tail < s->nswq)
+		tp_fetch_one(qp, s->sq_head++);
+}
+
+/* ------------------------------------------------------ completions */
+
+static u32 tp_wc_opcode(u32 wr_op)
+{
+	switch (wr_op) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case METAROCE_WR_REG_MR:
+		return IB_WC_REG_MR;
+	}
+	return IB_WC_SEND;
+}
+
+void metaroce_tp_post_scqe(struct metaroce_qp *qp,
+			   struct metaroce_tp_swqe *w, u8 status)
+{
+	struct metaroce_cqe cqe = {};
+
+	cqe.wr_id = w->wr_id;
+	cqe.status = status;
+	cqe.opcode = tp_wc_opcode(w->opcode);
+	cqe.byte_len = w->len;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.port_num = METAROCE_PORT;
+	metaroce_cq_post(to_mcq(qp->ibqp.send_cq), &cqe, false);
+}
+
+static void tp_sq_advance(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+
+	s->sq_tail++;
+	if (qp->sq.q)	/* slot reads done before the producer may reuse it */
+		smp_store_release(&qp->sq.q->consumer, s->sq_tail);
+}
+
+/*
+ * Complete send WQEs in posting order: a WQE is done when all its PSNs
+ * are cumulatively acknowledged and, for READ/atomic, its response has
+ * been placed. An error WQE completes (with its status) once it is the
+ * oldest; the QP then goes to ERR.
+ */
+void metaroce_tp_complete(struct metaroce_qp *qp, struct sk_buff_head *out)
+{
+	struct metaroce_tps *s = qp->tp.s;
+
+	while (s->sq_tail != s->sq_seg && !s->failed) {
+		struct metaroce_tp_swqe *w = tp_swqe(s, s->sq_tail);
+
+		if (w->status == IB_WC_SUCCESS) {
+			if (!w->segmented ||
+			    mrc_seq_geq(w->last_psn, s->sb.una))
+				break;
+			if (w->rd_atomic && !w->resp_done)
+				break;
+		}
+		if (w->status != IB_WC_SUCCESS || w->signaled)
+			metaroce_tp_post_scqe(qp, w, w->status);
+		if (w->rd_atomic && !w->resp_done && w->segmented)
+			s->rd_atomic_out--;
+		if (w->status != IB_WC_SUCCESS)
+			s->failed = true;
+		tp_sq_advance(qp);
+	}
+}
+
+/* -------------------------------------------------------- transmit */
+
+/* Retransmit lost PSNs while a path has room. */
+static int tp_retransmit(struct metaroce_qp *qp, struct sk_buff_head *q,
+			 int budget)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	u64 now = tp_now_us();
+	struct sk_buff *skb;
+	u32 psn, ppsn;
+	int path, n = 0;
+
+	while (n < budget && !mrc_sb_next_lost(&s->sb, &psn)) {
+		path = mrc_paths_pick(&s->paths, s->sb.inflight);
+		if (path < 0)
+			break;
+		if (mrc_sb_on_retx(&s->sb, psn, path, now, &ppsn))
+			break;
+		skb = tp_build_psn(qp, psn, ppsn, path, true);
+		s->retx_pkts++;
+		if (skb) {
+			__skb_queue_tail(q, skb);
+			n++;
+		}
+		if (s->stop_new)
+			break;
+	}
+	return n;
+}
+
+/* Assign the next new PSN (0) or report that no window is open. */
+static int tp_new_psn(struct metaroce_tps *s, u32 *psn, u32 *ppsn, u8 *path)
+{
+	int p;
+
+	if (!mrc_sb_can_send(&s->sb))
+		return -1;
+	p = mrc_paths_pick(&s->paths, s->sb.inflight);
+	if (p < 0)
+		return -1;
+	if (mrc_sb_send_new(&s->sb, p, tp_now_us(), 0, psn, ppsn))
+		return -1;
+	*path = p;
+	return 0;
+}
+
+static struct metaroce_tp_pkt *tp_desc(struct metaroce_tps *s, u32 psn)
+{
+	struct metaroce_tp_pkt *d = &s->pkt[psn & (MRC_WND - 1)];
+
+	memset(d, 0, sizeof(*d));
+	return d;
+}
+
+/* Next packet of the oldest queued READ/atomic response. */
+static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct metaroce_tp_rsp *r = &s->rsp[s->rsp_tail & (TP_RSP_SLOTS - 1)];
+	struct metaroce_tp_pkt *d;
+	u32 psn, ppsn, plen;
+	u8 path;
+
+	if (tp_new_psn(s, &psn, &ppsn, &path))
+		return NULL;
+	d = tp_desc(s, psn);
+	d->kind = r->kind;
+	d->req_psn = r->req_psn;
+	d->va = r->va;
+	if (r->kind == TP_PKT_ARESP) {
+		d->opcode = MRC_OP_ATOMIC_RESP;
+		d->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ;
+		s->rsp_tail++;
+	} else {
+		plen = min(r->len - r->off, s->mtu);
+		d->opcode = MRC_OP_READ_RESP;
+		d->rkey = r->rkey;
+		d->offset = r->off;
+		d->msg_len = r->len;
+		d->len = plen;
+		if (!r->off)
+			d->flags |= MRC_F_FIRST;
+		r->off += plen;
+		if (r->off == r->len) {
+			d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
+			s->rsp_tail++;
+		}
+	}
+	return tp_build_psn(qp, psn, ppsn, path, false);
+}
+
+/* May the WQE at sq_seg start now (fence, max_rd_atomic)? */
+static bool tp_wqe_may_start(struct metaroce_qp *qp,
+			     struct metaroce_tp_swqe *w)
+{
+	struct metaroce_tps *s = qp->tp.s;
+
+	if (w->seg_off || w->status != IB_WC_SUCCESS)
+		return true;
+	if ((w->send_flags & IB_SEND_FENCE) && s->rd_atomic_out)
+		return false;
+	if (w->rd_atomic &&
+	    s->rd_atomic_out >= max_t(u32, qp->max_rd_atomic, 1))
+		return false;
+	return true;
+}
+
+/*
+ * UD (and GSI) send: one unsequenced packet to the AH of the WQE. The WQE
+ * is done once the packet has left, whether or not it arrives.
+ */
+static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
+				  struct metaroce_tp_swqe *w)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct metaroce_ah *ah;
+	struct sk_buff *skb;
+	struct mrc_pkt p;
+	void *pl;
+	int err = 0;
+
+	w->last_psn = s->sb.nxt - 1;
+	w->segmented = 1;
+	s->sq_seg++;
+	if (w->len > s->mtu) {
+		w->status = IB_WC_LOC_LEN_ERR;
+		return NULL;
+	}
+	ah = metaroce_ah_get(qp->mdev, qp->ibqp.pd, w->ah_num);
+	if (!ah) {
+		w->status = IB_WC_LOC_QP_OP_ERR;
+		return NULL;
+	}
+	memset(&p, 0, offsetof(struct mrc_pkt, ack));
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	if (w->send_flags & IB_SEND_SOLICITED)
+		p.flags |= MRC_F_SOLICIT;
+	p.path_id = s->paths.rr++ % max_t(u32, s->paths.n, 1);
+	p.dst_qpn = w->remote_qpn & 0xffffff;
+	p.tsval = (u32)tp_now_us();
+	p.payload_len = w->len;
+	p.ud.src_qpn = qp->ibqp.qp_num;
+	/* IB: a qkey with the high bit set means "the QP's own" */
+	p.ud.qkey = (w->remote_qkey & 0x80000000U) ? qp->qkey :
+		    w->remote_qkey;
+	if (w->mrc_op == MRC_OP_SEND_IMM) {
+		p.opcode = MRC_OP_UD_SEND_IMM;
+		p.ud.imm = be32_to_cpu((__force __be32)w->imm);
+	} else {
+		p.opcode = MRC_OP_UD_SEND;
+	}
+	skb = tp_build_begin(&p, &pl);
+	if (!skb) {
+		metaroce_ah_put(ah);
+		return NULL;	/* dropped, as a datagram may be */
+	}
+	if (w->len && (w->send_flags & IB_SEND_INLINE))
+		memcpy(pl, w->inline_data, w->len);
+	else if (w->len)
+		err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, w->sge,
+					w->num_sge, 0, pl, NULL, 0, w->len,
+					METAROCE_FROM_MR);
+	if (err) {
+		kfree_skb(skb);
+		metaroce_ah_put(ah);
+		w->status = IB_WC_LOC_PROT_ERR;
+		return NULL;
+	}
+	tp_build_end(skb);
+	tp_cb(skb)->sport = s->paths.n ? s->paths.p[p.path_id].sport :
+			    MRC_SPORT_MIN;
+	tp_cb(skb)->ect = 1;
+	tp_cb(skb)->ah = ah;
+	s->tx_pkts++;
+	return skb;
+}
+
+/* Execute a fast-register or local-invalidate WQE (kernel ULPs). */
+static void tp_local_op(struct metaroce_qp *qp, struct metaroce_tp_swqe *w)
+{
+	int err;
+
+	if (w->opcode == METAROCE_WR_REG_MR) {
+		err = metaroce_mr_fast_reg(qp->mdev, qp->ibqp.pd,
+					   (struct ib_mr *)(uintptr_t)
+					   w->remote_addr, w->rkey,
+					   (int)w->compare_add);
+		if (err)
+			w->status = IB_WC_MW_BIND_ERR;
+	} else {
+		err = metaroce_mr_invalidate(qp->mdev, qp->ibqp.pd, w->imm);
+		if (err)
+			w->status = IB_WC_LOC_PROT_ERR;
+	}
+	w->len = 0;
+}
+
+/*
+ * Next packet of the WQE being segmented. Returns the skb, NULL with
+ * *stop set when blocked, NULL without it when a WQE finished with no
+ * packet (error).
+ */
+static struct sk_buff *tp_next_req(struct metaroce_qp *qp, bool *stop)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct metaroce_tp_swqe *w = tp_swqe(s, s->sq_seg);
+	struct metaroce_tp_pkt *d;
+	u32 psn, ppsn, plen = 0;
+	u8 path;
+
+	if (w->status != IB_WC_SUCCESS) {
+		w->segmented = 1;
+		s->sq_seg++;
+		s->stop_new = true;
+		return NULL;
+	}
+	if (w->opcode == METAROCE_WR_REG_MR ||
+	    w->opcode == IB_UVERBS_WR_LOCAL_INV) {
+		if (!tp_wqe_may_start(qp, w)) {
+			*stop = true;
+			return NULL;
+		}
+		tp_local_op(qp, w);
+		/* completes once everything before it is acknowledged */
+		w->last_psn = s->sb.nxt - 1;
+		w->segmented = 1;
+		s->sq_seg++;
+		return NULL;
+	}
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return tp_ud_send(qp, w);
+	if (!tp_wqe_may_start(qp, w) || tp_new_psn(s, &psn, &ppsn, &path)) {
+		*stop = true;
+		return NULL;
+	}
+	d = tp_desc(s, psn);
+	d->kind = TP_PKT_REQ;
+	d->opcode = w->mrc_op;
+	d->idx = s->sq_seg;
+	d->offset = w->seg_off;
+	d->msg_len = w->len;
+	if (mrc_op_has_payload(w->mrc_op))
+		plen = min(w->len - w->seg_off, s->mtu);
+	d->len = plen;
+	if (!w->seg_off) {
+		d->flags |= MRC_F_FIRST;
+		w->first_psn = psn;
+	}
+	w->seg_off += plen;
+	if (!mrc_op_has_payload(w->mrc_op) || w->seg_off == w->len) {
+		d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
+		if ((w->send_flags & IB_SEND_SOLICITED) &&
+		    (w->mrc_op == MRC_OP_SEND || w->mrc_op == MRC_OP_SEND_IMM ||
+		     w->mrc_op == MRC_OP_SEND_INV ||
+		     w->mrc_op == MRC_OP_WRITE_IMM))
+			d->flags |= MRC_F_SOLICIT;
+		w->last_psn = psn;
+		w->segmented = 1;
+		if (w->rd_atomic)
+			s->rd_atomic_out++;
+		s->sq_seg++;
+	}
+	return tp_build_psn(qp, psn, ppsn, path, false);
+}
+
+/*
+ * Build up to @budget new packets: responses between messages, then
+ * request segments.
+ */
+static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
+		       int budget)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct sk_buff *skb;
+	bool stop = false;
+	int n = 0;
+
+	while (n < budget && !stop && !s->stop_new) {
+		bool mid = s->sq_seg != s->sq_head &&
+			   tp_swqe(s, s->sq_seg)->seg_off;
+
+		if (s->rsp_tail != s->rsp_head && !mid) {
+			skb = tp_next_resp(qp);
+			if (!skb)
+				break;
+		} else {
+			if (!s->running)
+				break;
+			if (s->sq_seg == s->sq_head)
+				tp_fetch(qp);
+			if (s->sq_seg == s->sq_head)
+				break;
+			skb = tp_next_req(qp, &stop);
+			if (!skb)
+				continue;
+		}
+		__skb_queue_tail(q, skb);
+		n++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------- timeouts, errors */
+
+static u64 tp_ib_timeout_us(u8 timeout)
+{
+	if (!timeout)
+		return 0;	/* infinite */
+	return (4096ULL << min_t(u8, timeout, 31)) / 1000;
+}
+
+/* Fail the oldest WQE with @status; the QP goes to ERR. */
+static void tp_fail_oldest(struct metaroce_qp *qp, u8 status)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct metaroce_tp_swqe *w;
+
+	if (s->sq_tail == s->sq_seg) {
+		s->failed = true;
+		return;
+	}
+	w = tp_swqe(s, s->sq_tail);
+	if (w->status == IB_WC_SUCCESS)
+		w->status = status;
+	s->stop_new = true;
+}
+
+static void tp_on_timer(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	u16 lost[MRC_MAX_PATHS] = {};
+	u64 now = tp_now_us();
+	u64 limit;
+	u32 i, n, psn;
+
+	if (!mrc_sb_outstanding(&s->sb))
+		return;
+	if (s->tlp_armed) {
+		/* tail-loss probe: resend the newest unacknowledged PSN */
+		s->tlp_armed = false;
+		if (!mrc_sb_tlp_psn(&s->sb, &psn))
+			mrc_sb_mark_lost(&s->sb, psn);
+		metaroce_tp_arm_rto(qp, false);
+		return;
+	}
+	n = mrc_sb_mark_stale_lost(&s->sb, now, tp_rto_us(s), lost);
+	for (i = 0; i < s->paths.n; i++) {
+		if (!lost[i])
+			continue;
+		if (mrc_paths_on_timeout(&s->paths, i)) {
+			mrc_paths_replace(&s->paths, i);
+			mrc_sb_mark_inflight_lost(&s->sb, i);
+		}
+	}
+	if (n) {
+		s->retries++;
+		s->rtos++;
+	}
+	limit = tp_ib_timeout_us(qp->timeout) * (qp->retry_cnt + 1);
+	if (limit && s->retries > qp->retry_cnt &&
+	    now - s->progress_us > limit)
+		tp_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
+	metaroce_tp_arm_rto(qp, false);
+}
+
+/* ---------------------------------------------------------- flush */
+
+static void tp_flush_sq(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	u32 prod;
+
+	/* posted and not yet fetched: fetch them to learn wr_id */
+	s->failed = false;
+	for (;;) {
+		if (tp_sq_producer(qp, &prod) || s->sq_head == prod)
+			break;
+		while (s->sq_head != prod &&
+		       s->sq_head - s->sq_tail < s->nswq)
+			tp_fetch_one(qp, s->sq_head++);
+		while (s->sq_tail != s->sq_head) {
+			metaroce_tp_post_scqe(qp, tp_swqe(s, s->sq_tail),
+					      IB_WC_WR_FLUSH_ERR);
+			tp_sq_advance(qp);
+		}
+	}
+	while (s->sq_tail != s->sq_head) {
+		metaroce_tp_post_scqe(qp, tp_swqe(s, s->sq_tail),
+				      IB_WC_WR_FLUSH_ERR);
+		tp_sq_advance(qp);
+	}
+	s->sq_seg = s->sq_head;
+	s->rd_atomic_out = 0;
+	s->failed = true;
+}
+
+static void tp_flush(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+
+	s->running = false;
+	s->rx_ready = false;
+	s->rnr_wait = false;
+	tp_flush_sq(qp);
+	metaroce_tp_resp_flush(qp);
+	s->rsp_head = s->rsp_tail;
+	mrc_sb_init(&s->sb, s->sb.nxt, 0, MRC_DUPTHRESH_DEFAULT);
+}
+
+/* ----------------------------------------------------------- work */
+
+/*
+ * A responder still in RTR has READ/atomic responses to send but does not
+ * know where its PSN space starts (sq_psn comes with RTS): ask the peer,
+ * whose ACK carries the PSN it expects from us in cum_psn.
+ */
+static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct sk_buff *skb;
+	struct mrc_pkt p;
+
+	memset(&p, 0, offsetof(struct mrc_pkt, ack));
+	p.opcode = MRC_OP_PROBE;
+	p.flags = MRC_F_ACKREQ;
+	p.dst_qpn = qp->dest_qpn & 0xffffff;
+	p.tsval = (u32)tp_now_us();
+	skb = metaroce_tp_build(qp, &p, NULL);
+	if (!skb)
+		return;
+	tp_cb(skb)->sport = s->paths.n ? s->paths.p[0].sport : MRC_SPORT_MIN;
+	__skb_queue_tail(q, skb);
+	hrtimer_start(&qp->tp.rto_timer, tp_us_ktime(tp_rto_us(s)),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+/*
+ * Drop the QP lock taken by the caller, transmit @q and report a fatal
+ * error (which moves the QP to ERR and back into the flush here).
+ */
+void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	enum ib_event_type ev = IB_EVENT_QP_FATAL;
+	bool fail = false;
+
+	if (s->failed && (s->running || s->rx_ready)) {
+		s->running = false;
+		s->rx_ready = false;
+		fail = true;
+		if (s->fail_event)
+			ev = s->fail_event;
+	}
+	spin_unlock_bh(&qp->tp.lock);
+	metaroce_tp_xmit_queue(qp, q);
+	if (fail) {
+		metaroce_qp_error(qp, ev);
+		set_bit(TP_EV_FLUSH, &qp->tp.events);
+		metaroce_tp_schedule(qp);
+	}
+}
+
+/*
+ * Run the requester: handle timer events, retransmit, send new packets,
+ * complete. @inline_ctx: called from a doorbell or from receive
+ * processing rather than from the work item; it does a bounded amount and
+ * leaves flushing and anything left over to the work.
+ */
+static void tp_run(struct metaroce_qp *qp, bool inline_ctx)
+{
+	struct metaroce_tp *tp = &qp->tp;
+	struct metaroce_tps *s = tp->s;
+	struct sk_buff_head q;
+	int n, rounds = 0;
+
+	__skb_queue_head_init(&q);
+again:
+	spin_lock_bh(&tp->lock);
+	if (tp->dead) {
+		spin_unlock_bh(&tp->lock);
+		return;
+	}
+	if (test_bit(TP_EV_FLUSH, &tp->events) ||
+	    READ_ONCE(qp->state) == IB_QPS_ERR) {
+		if (inline_ctx) {
+			spin_unlock_bh(&tp->lock);
+			metaroce_tp_schedule(qp);
+			return;
+		}
+		clear_bit(TP_EV_FLUSH, &tp->events);
+		tp_flush(qp);
+		spin_unlock_bh(&tp->lock);
+		hrtimer_cancel(&tp->rto_timer);
+		hrtimer_cancel(&tp->rnr_timer);
+		return;
+	}
+	if (test_and_clear_bit(TP_EV_RNR, &tp->events))
+		s->rnr_wait = false;
+	if (test_and_clear_bit(TP_EV_RTO, &tp->events) && s->anchored &&
+	    !s->rnr_wait)
+		tp_on_timer(qp);
+
+	n = 0;
+	if (!s->anchored) {
+		/* responses to send before our PSN space is known */
+		if (s->rx_ready && s->rsp_tail != s->rsp_head)
+			tp_probe(qp, &q);
+	} else if ((s->running || s->rx_ready) && !s->rnr_wait) {
+		n = tp_retransmit(qp, &q, TP_TX_BATCH);
+		n += tp_send_new(qp, &q, TP_TX_BATCH - n);
+		if (n)
+			metaroce_tp_arm_rto(qp, false);
+	}
+	metaroce_tp_complete(qp, &q);
+	metaroce_tp_unlock(qp, &q);
+	if (n >= TP_TX_BATCH) {
+		if (!inline_ctx && ++rounds < 8) {
+			cond_resched();
+			goto again;
+		}
+		metaroce_tp_schedule(qp);
+	}
+}
+
+static void tp_work(struct work_struct *work)
+{
+	tp_run(container_of(work, struct metaroce_qp, tp.work), false);
+}
+
+/* Transmit now from receive processing (softirq), after the QP lock. */
+void metaroce_tp_run_inline(struct metaroce_qp *qp)
+{
+	tp_run(qp, true);
+}
+
+/* ----------------------------------------------------------- hooks */
+
+int metaroce_tp_qp_init(struct metaroce_qp *qp)
+{
+	struct metaroce_tp *tp = &qp->tp;
+	struct metaroce_tps *s;
+
+	spin_lock_init(&tp->lock);
+	INIT_WORK(&tp->work, tp_work);
+	hrtimer_init(&tp->rto_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	tp->rto_timer.function = tp_rto_fn;
+	hrtimer_init(&tp->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	tp->ack_timer.function = tp_ack_fn;
+	hrtimer_init(&tp->rnr_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	tp->rnr_timer.function = tp_rnr_fn;
+	tp->events = 0;
+	tp->dead = false;
+
+	s = kvzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	skb_queue_head_init(&s->defer);
+	if (qp->sq.q) {
+		s->nswq = min_t(u32, qp->sq.num_slots, TP_MAX_SWQ);
+		s->nswq = rounddown_pow_of_two(max_t(u32, s->nswq, 1));
+		s->swqe_size = tp_swqe_size(qp);
+		s->swq = kvcalloc(s->nswq, s->swqe_size, GFP_KERNEL);
+		if (!s->swq) {
+			kvfree(s);
+			return -ENOMEM;
+		}
+	}
+	tp->s = s;
+	return 0;
+}
+
+static void tp_reset(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+
+	s->running = false;
+	s->rx_ready = false;
+	s->anchored = false;
+	s->failed = false;
+	s->fail_event = 0;
+	s->stop_new = false;
+	s->rnr_wait = false;
+	metaroce_tp_resp_reset(qp);
+	s->rsp_head = 0;
+	s->rsp_tail = 0;
+	s->sq_tail = 0;
+	s->sq_seg = 0;
+	s->sq_head = 0;
+	s->smsn = 0;
+	s->rd_atomic_out = 0;
+}
+
+static void tp_paths_init(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct mrc_path_cfg cfg;
+
+	mrc_path_cfg_default(&cfg);
+	cfg.npaths = clamp_t(u32, READ_ONCE(tp_npaths), 1, MRC_MAX_PATHS);
+	cfg.seed = qp->ibqp.qp_num * 0x9e3779b1U ^ qp->dest_qpn ^
+		   (u32)get_random_u32();
+	mrc_paths_init(&s->paths, &cfg);
+}
+
+void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
+			   int attr_mask)
+{
+	struct metaroce_tp *tp = &qp->tp;
+	struct metaroce_tps *s = tp->s;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	bool kick = false;
+
+	if ((state == IB_QPS_RESET || state == IB_QPS_ERR) && in_task()) {
+		hrtimer_cancel(&tp->rto_timer);
+		hrtimer_cancel(&tp->rnr_timer);
+		hrtimer_cancel(&tp->ack_timer);
+	}
+	spin_lock_bh(&tp->lock);
+	switch (state) {
+	case IB_QPS_RESET:
+		tp_reset(qp);
+		break;
+	case IB_QPS_RTR:
+		if (old != IB_QPS_RTR) {
+			mrc_rx_init(&s->rx, qp->rq_psn);
+			tp_paths_init(qp);
+			metaroce_tp_resp_reset(qp);
+			s->anchored = false;
+			s->rx_ready = true;
+		}
+		break;
+	case IB_QPS_RTS:
+		if (old == IB_QPS_RTR && !s->anchored) {
+			mrc_sb_init(&s->sb, qp->sq_psn, 0,
+				    MRC_DUPTHRESH_DEFAULT);
+			s->anchored = true;
+		}
+		if (old == IB_QPS_RTR) {
+			s->retries = 0;
+			s->progress_us = tp_now_us();
+		}
+		s->running = true;
+		kick = true;
+		break;
+	case IB_QPS_SQD:
+		break;
+	case IB_QPS_ERR:
+		tp_flush(qp);
+		break;
+	default:
+		break;
+	}
+	s->mtu = clamp_t(u32, qp->mtu ? qp->mtu : 1024, 256,
+			 MRC_MAX_PAYLOAD);
+	spin_unlock_bh(&tp->lock);
+	if (kick)
+		metaroce_tp_schedule(qp);
+}
+
+void metaroce_tp_qp_destroy(struct metaroce_qp *qp)
+{
+	struct metaroce_tp *tp = &qp->tp;
+	struct metaroce_tps *s = tp->s;
+
+	spin_lock_bh(&tp->lock);
+	tp->dead = true;
+	spin_unlock_bh(&tp->lock);
+	hrtimer_cancel(&tp->rto_timer);
+	hrtimer_cancel(&tp->rnr_timer);
+	hrtimer_cancel(&tp->ack_timer);
+	cancel_work_sync(&tp->work);
+	hrtimer_cancel(&tp->rto_timer);
+	hrtimer_cancel(&tp->rnr_timer);
+	hrtimer_cancel(&tp->ack_timer);
+	if (!s)
+		return;
+	spin_lock_bh(&tp->lock);
+	metaroce_tp_resp_reset(qp);
+	spin_unlock_bh(&tp->lock);
+	kvfree(s->swq);
+	kvfree(s);
+	tp->s = NULL;
+}
+
+void metaroce_tp_kick(struct metaroce_qp *qp)
+{
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		set_bit(TP_EV_FLUSH, &qp->tp.events);
+		metaroce_tp_schedule(qp);
+		return;
+	}
+	/* the doorbell's context sends the first batch: no wakeup */
+	if (!in_hardirq() && !irqs_disabled())
+		tp_run(qp, true);
+	else
+		metaroce_tp_schedule(qp);
+}

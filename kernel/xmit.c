@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * metaroce transport: putting packets on the wire (UDP tunnel transmit
+ * over IPv4/IPv6 with a per-path source port and ECN ECT(0) on data) and
+ * reading ECN CE on receive.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/inet_ecn.h>
+#include <net/udp_tunnel.h>
+#include <net/ipv6_stubs.h>
+#include <net/ip6_route.h>
+
+#define METAROCE_TP_INTERNAL
+#include "obj.h"
+
+#define TP_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
+			 sizeof(struct udphdr) + 16)
+
+/* An skb with room for @len bytes of metaroce packet (ICRC included). */
+struct sk_buff *metaroce_tp_alloc_skb(u32 len)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(TP_HEADROOM + len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, TP_HEADROOM);
+	memset(skb->cb, 0, sizeof(struct metaroce_tp_cb));
+	return skb;
+}
+
+static int tp_xmit4(struct metaroce_dev *mdev, struct sock *sk,
+		    const struct metaroce_av *av, struct sk_buff *skb,
+		    u16 sport, u8 tos)
+{
+	struct net *net = dev_net(mdev->ndev);
+	struct flowi4 fl4 = {};
+	struct rtable *rt;
+	u8 ttl;
+
+	fl4.daddr = av->daddr.v4.s_addr;
+	fl4.saddr = av->saddr.v4.s_addr;
+	fl4.flowi4_proto = IPPROTO_UDP;
+	fl4.flowi4_tos = RT_TOS(tos);
+	fl4.fl4_sport = htons(sport);
+	fl4.fl4_dport = htons(metaroce_udp_port);
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	ttl = av->ttl ? av->ttl : ip4_dst_hoplimit(&rt->dst);
+	skb->protocol = htons(ETH_P_IP);
+	udp_tunnel_xmit_skb(rt, sk, skb, fl4.saddr, fl4.daddr, tos, ttl,
+			    htons(IP_DF), htons(sport),
+			    htons(metaroce_udp_port), false, false);
+	return 0;
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
+		    const struct metaroce_av *av, struct sk_buff *skb,
+		    u16 sport, u8 tos)
+{
+	struct net *net = dev_net(mdev->ndev);
+	struct in6_addr saddr = av->saddr.v6, daddr = av->daddr.v6;
+	struct dst_entry *dst;
+	struct flowi6 fl6 = {};
+	u8 ttl;
+
+	fl6.daddr = daddr;
+	fl6.saddr = saddr;
+	fl6.flowi6_proto = IPPROTO_UDP;
+	fl6.fl6_sport = htons(sport);
+	fl6.fl6_dport = htons(metaroce_udp_port);
+	if (ipv6_addr_type(&daddr) & IPV6_ADDR_LINKLOCAL)
+		fl6.flowi6_oif = mdev->ndev->ifindex;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	ttl = av->ttl ? av->ttl : ip6_dst_hoplimit(dst);
+	skb->protocol = htons(ETH_P_IPV6);
+	udp_tunnel6_xmit_skb(dst, sk, skb, dst->dev, &saddr, &daddr, tos,
+			     ttl, htonl(av->flow_label & 0xfffff),
+			     htons(sport), htons(metaroce_udp_port), false);
+	return 0;
+}
+#endif
+
+/* Send one built packet of @qp (consumes @skb). */
+void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
+{
+	struct metaroce_dev *mdev = qp->mdev;
+	struct metaroce_tp_cb *cb = tp_cb(skb);
+	struct metaroce_ah *ah = cb->ah;
+	const struct metaroce_av *av = ah ? &ah->av : &qp->av;
+	u8 tos = av->tos & ~INET_ECN_MASK;
+	struct sock *sk;
+	u16 sport = cb->sport;
+	int err = -EAFNOSUPPORT;
+
+	if (cb->ect)
+		tos |= INET_ECN_ECT_0;
+	cb->ah = NULL;
+	memset(skb->cb, 0, sizeof(skb->cb));
+	sk = metaroce_udp_sk(mdev->udp, av->family);
+	if (!sk)
+		goto drop;
+	if (av->family == AF_INET) {
+		err = tp_xmit4(mdev, sk, av, skb, sport, tos);
+#if IS_ENABLED(CONFIG_IPV6)
+	} else if (av->family == AF_INET6) {
+		err = tp_xmit6(mdev, sk, av, skb, sport, tos);
+#endif
+	}
+	if (err)
+		goto drop;
+	if (ah)
+		metaroce_ah_put(ah);
+	return;
+drop:
+	if (ah)
+		metaroce_ah_put(ah);
+	kfree_skb(skb);
+}
+
+void metaroce_tp_xmit_queue(struct metaroce_qp *qp, struct sk_buff_head *q)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(q)))
+		metaroce_tp_xmit(qp, skb);
+}
+
+/* Did the IP header of a received packet carry ECN CE? */
+bool metaroce_tp_skb_ce(const struct sk_buff *skb)
+{
+	switch (skb->protocol) {
+	case htons(ETH_P_IP):
+		return INET_ECN_is_ce(ip_hdr(skb)->tos);
+	case htons(ETH_P_IPV6):
+		return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
+	}
+	return false;
+}

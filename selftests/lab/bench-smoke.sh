@@ -54,6 +54,7 @@ if [ -n "${BENCH_SMOKE_DIR:-}" ]; then
 	echo "# bench-smoke: checking $dir (no run)"
 else
 	dir=$ROOT/build/bench/smoke-$(date +%Y%m%d-%H%M%S)-$$
+	mkdir -p "$ROOT/build/bench"
 	echo "# bench-smoke: scripts/bench.sh --quick --conditions clean into ${dir#"$ROOT"/}"
 	# Indent its output: its own "N passed, N failed" (the lab's setup and
 	# kernel-log checks) must not be counted twice by scripts/test.sh.

@@ -30,6 +30,7 @@ void mrc_cc_init(struct mrc_cc *cc, u32 init_pkts, u32 min_pkts,
 	cc->init_cwnd = clamp_t(u32, init_pkts << MRC_CC_SHIFT,
 				cc->min_cwnd, cc->max_cwnd);
 	cc->cwnd = cc->init_cwnd;
+	cc->ssthresh = cc->init_cwnd;
 	cc->alpha = MRC_CC_ALPHA_ONE;	/* first CE halves, as DCTCP */
 	cc_new_round(cc);
 }
@@ -55,8 +56,14 @@ void mrc_cc_on_ack(struct mrc_cc *cc, u32 acked, u32 ce)
 			u64 cut = (u64)cc->cwnd * cc->alpha >> 11; /* alpha/2 */
 
 			cc->cwnd -= (u32)cut;
+			cc->ssthresh = cc->cwnd;
 			cc->reduced = 1;
 		}
+	} else if (cc->cwnd < cc->ssthresh) {
+		/* slow start after a timeout: +1 packet per packet */
+		u64 w = (u64)cc->cwnd + ((u64)acked << MRC_CC_SHIFT);
+
+		cc->cwnd = (u32)min_t(u64, w, cc->ssthresh);
 	} else {
 		/* +1 packet per window: acked / cwnd_pkts packets */
 		u64 inc = mrc_div_u64((u64)acked << (2 * MRC_CC_SHIFT),
@@ -85,10 +92,12 @@ void mrc_cc_on_loss(struct mrc_cc *cc)
 	cc->cwnd >>= 1;
 	cc->reduced = 1;
 	cc_clamp(cc);
+	cc->ssthresh = cc->cwnd;
 }
 
 void mrc_cc_on_timeout(struct mrc_cc *cc)
 {
+	cc->ssthresh = max_t(u32, cc->cwnd >> 1, cc->min_cwnd);
 	cc->cwnd = cc->min_cwnd;
 	cc_new_round(cc);
 	cc->reduced = 1;

@@ -5,7 +5,9 @@
  * Additive increase of one packet per window of ACKed packets without CE;
  * on CE, at most once per round, cwnd *= (1 - alpha/2) with alpha the
  * EWMA (g = 1/16) of the fraction of CE-marked packets per round; on loss
- * halve (once per round); on timeout fall to the minimum. The window is
+ * halve (once per round); on timeout fall to the minimum and slow-start
+ * (+1 packet per ACKed packet) back to half the window the timeout
+ * interrupted, then additive increase again. The window is
  * kept in [min, max] where max is set near the path BDP (and can be
  * capped further by the receiver's fair-share hint).
  */
@@ -29,6 +31,7 @@ struct mrc_cc {
 	u32 min_cwnd;		/* same unit */
 	u32 max_cwnd;		/* same unit */
 	u32 init_cwnd;		/* same unit */
+	u32 ssthresh;		/* same unit: slow start below it */
 	u32 alpha;		/* 0..MRC_CC_ALPHA_ONE */
 	u32 round_acked;	/* packets ACKed this round */
 	u32 round_ce;		/* of which CE-marked */

@@ -28,6 +28,8 @@ void mrc_rtt_sample(struct mrc_rtt *r, u32 rtt_us)
 
 	/* keep the fixed-point state far from overflow */
 	m = min_t(u32, m, 1U << 26);
+	if (!r->min_rtt || m < r->min_rtt)
+		r->min_rtt = m;
 	if (!r->srtt8) {
 		r->srtt8 = m << 3;		/* SRTT = R */
 		r->rttvar4 = m << 1;		/* RTTVAR = R/2 */
@@ -60,6 +62,18 @@ u32 mrc_rtt_rto(const struct mrc_rtt *r)
 	u64 rto = (u64)r->rto << min_t(u32, r->backoff, MRC_BACKOFF_MAX);
 
 	return clamp_t(u64, rto, r->min_rto, r->max_rto);
+}
+
+u32 mrc_rtt_reo_wnd(const struct mrc_rtt *r)
+{
+	u32 srtt = r->srtt8 >> 3;
+	u32 w;
+
+	if (!r->srtt8)
+		return 0;
+	w = srtt > r->min_rtt ? srtt - r->min_rtt : 0;
+	w = max_t(u32, w, srtt / 4);
+	return max_t(u32, w, 1);
 }
 
 void mrc_rtt_backoff(struct mrc_rtt *r)

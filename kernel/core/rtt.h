@@ -25,6 +25,7 @@ struct mrc_rtt {
 	u32 min_rto;
 	u32 max_rto;
 	u32 backoff;	/* consecutive timeouts */
+	u32 min_rtt;	/* smallest sample (us), 0 = none yet */
 };
 
 /* Zero arguments select the MRC_RTO_* defaults. */
@@ -47,6 +48,15 @@ static inline u32 mrc_rtt_srtt(const struct mrc_rtt *r)
 
 /* Current RTO including backoff, clamped to [min_rto, max_rto]. */
 u32 mrc_rtt_rto(const struct mrc_rtt *r);
+
+/*
+ * Reordering window of the time-based loss rule (us): how much later
+ * than a packet another packet of the same path may have been sent and
+ * still arrive first. max(SRTT/4, SRTT - min RTT), at most SRTT: the
+ * spread of one-way delays is bounded by the spread of round trips. 0
+ * before the first sample (count rule only).
+ */
+u32 mrc_rtt_reo_wnd(const struct mrc_rtt *r);
 
 /* A retransmission timeout fired: double the RTO (bounded). */
 void mrc_rtt_backoff(struct mrc_rtt *r);

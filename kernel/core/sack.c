@@ -171,6 +171,23 @@ void mrc_sb_init(struct mrc_sb *sb, u32 isn, u32 ippsn, u32 dupthresh)
 		sb->path_nxt[i] = ippsn;
 }
 
+static void sb_sent(struct mrc_sb *sb, u8 path, u64 now_us)
+{
+	sb->path_sent_us[path] = (u32)now_us;
+	sb->path_sent_valid |= 1U << path;
+}
+
+/* Send time @us on @path is known delivered. */
+static void sb_path_del(struct mrc_sb *sb, u32 path, u32 us)
+{
+	u32 bit = 1U << path;
+
+	if (!(sb->path_del_valid & bit) ||
+	    (s32)(us - sb->path_del_us[path]) > 0)
+		sb->path_del_us[path] = us;
+	sb->path_del_valid |= bit;
+}
+
 int mrc_sb_send_new(struct mrc_sb *sb, u8 path, u64 now_us, u32 cookie,
 		    u32 *psn, u32 *ppsn)
 {
@@ -181,6 +198,7 @@ int mrc_sb_send_new(struct mrc_sb *sb, u8 path, u64 now_us, u32 cookie,
 	if (!mrc_sb_can_send(sb))
 		return -MRC_E_NOSPC;
 	e = sb_ent(sb, sb->nxt);
+	sb_sent(sb, path, now_us);
 	e->ppsn = sb->path_nxt[path]++;
 	e->sent_us = (u32)now_us;
 	e->cookie = cookie;
@@ -211,6 +229,7 @@ int mrc_sb_on_retx(struct mrc_sb *sb, u32 psn, u8 path, u64 now_us,
 		sb->inflight[e->path]--;
 	e->state = MRC_SB_INFLIGHT;
 	e->path = path;
+	sb_sent(sb, path, now_us);
 	e->ppsn = sb->path_nxt[path]++;
 	e->sent_us = (u32)now_us;
 	if (e->retx < 0xff)
@@ -243,8 +262,30 @@ static void sb_delivered(struct mrc_sb *sb, struct mrc_sb_ent *e,
 	if (res->acked[e->path] < 0xffff)
 		res->acked[e->path]++;
 	/* An original transmission's PPSN proves its path progressed. */
-	if (!e->retx)
+	if (!e->retx) {
 		sb_path_hi(sb, e->path, e->ppsn);
+		sb_path_del(sb, e->path, e->sent_us);
+	}
+}
+
+/* Time rule: was something sent on @e's path well after it delivered? */
+static bool sb_time_lost(const struct mrc_sb *sb, const struct mrc_sb_ent *e)
+{
+	u32 w = sb->reo_wnd_us[e->path];
+
+	if (!w)
+		return true;
+	if (!(sb->path_del_valid & (1U << e->path)))
+		return false;
+	return (s32)(sb->path_del_us[e->path] - e->sent_us) > (s32)w;
+}
+
+static void sb_set_lost(struct mrc_sb *sb, struct mrc_sb_ent *e, u8 cause)
+{
+	sb->inflight[e->path]--;
+	sb->nlost++;
+	e->state = MRC_SB_LOST;
+	e->cause = cause;
 }
 
 /* Is an ACK consistent with what was sent? (no state change) */
@@ -327,6 +368,16 @@ int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 		}
 	}
 
+	/*
+	 * The echoed timestamp is the send time of the packet that just
+	 * arrived on ts_path (a retransmission too); a value after the
+	 * path's latest send is not ours and is ignored.
+	 */
+	if (a->ts_path < MRC_MAX_PATHS &&
+	    (sb->path_sent_valid & (1U << a->ts_path)) &&
+	    (s32)(a->tsecr - sb->path_sent_us[a->ts_path]) <= 0)
+		sb_path_del(sb, a->ts_path, a->tsecr);
+
 	/* 4. loss: a later PPSN on the same path arrived dupthresh ahead */
 	for (psn = sb->una; mrc_seq_lt(psn, sb->nxt); psn++) {
 		struct mrc_sb_ent *e = sb_ent(sb, psn);
@@ -334,10 +385,9 @@ int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 		if (e->state != MRC_SB_INFLIGHT ||
 		    !(sb->path_hi_valid & (1U << e->path)))
 			continue;
-		if (mrc_seq_geq(sb->path_hi[e->path], e->ppsn + sb->dupthresh)) {
-			e->state = MRC_SB_LOST;
-			sb->inflight[e->path]--;
-			sb->nlost++;
+		if (mrc_seq_geq(sb->path_hi[e->path], e->ppsn + sb->dupthresh) &&
+		    sb_time_lost(sb, e)) {
+			sb_set_lost(sb, e, MRC_LOSS_ACK);
 			res->newly_lost++;
 			res->lost[e->path]++;
 		}
@@ -375,7 +425,7 @@ int mrc_sb_tlp_psn(const struct mrc_sb *sb, u32 *psn)
 	return -1;
 }
 
-int mrc_sb_mark_lost(struct mrc_sb *sb, u32 psn)
+int mrc_sb_mark_lost_cause(struct mrc_sb *sb, u32 psn, u8 cause)
 {
 	struct mrc_sb_ent *e;
 
@@ -384,12 +434,23 @@ int mrc_sb_mark_lost(struct mrc_sb *sb, u32 psn)
 	e = sb_ent(sb, psn);
 	if (e->state == MRC_SB_SACKED)
 		return -MRC_E_FIELD;
-	if (e->state == MRC_SB_INFLIGHT) {
-		sb->inflight[e->path]--;
-		sb->nlost++;
-		e->state = MRC_SB_LOST;
-	}
+	if (e->state == MRC_SB_INFLIGHT)
+		sb_set_lost(sb, e, cause);
 	return 0;
+}
+
+int mrc_sb_mark_lost(struct mrc_sb *sb, u32 psn)
+{
+	return mrc_sb_mark_lost_cause(sb, psn, MRC_LOSS_NAK);
+}
+
+u8 mrc_sb_cause(const struct mrc_sb *sb, u32 psn)
+{
+	const struct mrc_sb_ent *e = &sb->ent[psn & MRC_WMASK];
+
+	if (!sb_outstanding(sb, psn) || e->state != MRC_SB_LOST)
+		return MRC_LOSS_NONE;
+	return e->cause;
 }
 
 u32 mrc_sb_mark_inflight_lost(struct mrc_sb *sb, u32 path)
@@ -403,9 +464,29 @@ u32 mrc_sb_mark_inflight_lost(struct mrc_sb *sb, u32 path)
 			continue;
 		if (path < MRC_MAX_PATHS && e->path != path)
 			continue;
-		sb->inflight[e->path]--;
-		sb->nlost++;
-		e->state = MRC_SB_LOST;
+		sb_set_lost(sb, e, MRC_LOSS_PATH);
+		n++;
+	}
+	return n;
+}
+
+u32 mrc_sb_mark_stale_lost_n(struct mrc_sb *sb, u64 now_us, u32 age_us,
+			     u16 *lost, u32 per_path)
+{
+	u32 count[MRC_MAX_PATHS] = { 0 };
+	u32 p, n = 0;
+
+	for (p = sb->una; mrc_seq_lt(p, sb->nxt); p++) {
+		struct mrc_sb_ent *e = sb_ent(sb, p);
+
+		if (e->state != MRC_SB_INFLIGHT ||
+		    (u32)now_us - e->sent_us < age_us ||
+		    count[e->path] >= per_path)
+			continue;
+		count[e->path]++;
+		sb_set_lost(sb, e, MRC_LOSS_RTO);
+		if (lost)
+			lost[e->path]++;
 		n++;
 	}
 	return n;
@@ -414,22 +495,7 @@ u32 mrc_sb_mark_inflight_lost(struct mrc_sb *sb, u32 path)
 u32 mrc_sb_mark_stale_lost(struct mrc_sb *sb, u64 now_us, u32 age_us,
 			   u16 *lost)
 {
-	u32 p, n = 0;
-
-	for (p = sb->una; mrc_seq_lt(p, sb->nxt); p++) {
-		struct mrc_sb_ent *e = sb_ent(sb, p);
-
-		if (e->state != MRC_SB_INFLIGHT ||
-		    (u32)now_us - e->sent_us < age_us)
-			continue;
-		sb->inflight[e->path]--;
-		sb->nlost++;
-		e->state = MRC_SB_LOST;
-		if (lost)
-			lost[e->path]++;
-		n++;
-	}
-	return n;
+	return mrc_sb_mark_stale_lost_n(sb, now_us, age_us, lost, ~0U);
 }
 
 u32 mrc_sb_cookie(const struct mrc_sb *sb, u32 psn)

@@ -102,6 +102,16 @@ enum mrc_sb_state {
 	MRC_SB_LOST,		/* to be retransmitted */
 };
 
+/* Why an entry is in MRC_SB_LOST (struct mrc_sb_ent.cause). */
+enum mrc_sb_cause {
+	MRC_LOSS_NONE = 0,
+	MRC_LOSS_ACK,		/* per-path loss rule on an ACK */
+	MRC_LOSS_RTO,		/* retransmission timeout */
+	MRC_LOSS_PATH,		/* its path was declared blackholed */
+	MRC_LOSS_TLP,		/* tail-loss probe */
+	MRC_LOSS_NAK,		/* RNR NAK */
+};
+
 struct mrc_sb_ent {
 	u32 ppsn;	/* PPSN of the latest transmission */
 	u32 sent_us;	/* time of the latest transmission, mod 2^32 */
@@ -109,7 +119,7 @@ struct mrc_sb_ent {
 	u8 path;	/* path of the latest transmission */
 	u8 state;	/* enum mrc_sb_state */
 	u8 retx;	/* retransmissions so far (saturating) */
-	u8 reserved;
+	u8 cause;	/* enum mrc_sb_cause of the latest loss mark */
 };
 
 struct mrc_sb {
@@ -122,6 +132,16 @@ struct mrc_sb {
 	u16 path_ce[MRC_MAX_PATHS];	/* last CE count reported per path */
 	u16 inflight[MRC_MAX_PATHS];	/* INFLIGHT entries per path */
 	u32 path_hi_valid;		/* bitmask of valid path_hi */
+	/*
+	 * Time-based loss rule (RACK-like): send time of the latest
+	 * original transmission known delivered, per path, and the
+	 * reordering window the caller sets per path (0: count rule only).
+	 */
+	u32 path_del_us[MRC_MAX_PATHS];
+	u32 path_del_valid;		/* bitmask of valid path_del_us */
+	u32 path_sent_us[MRC_MAX_PATHS];	/* latest send per path */
+	u32 path_sent_valid;		/* bitmask of valid path_sent_us */
+	u32 reo_wnd_us[MRC_MAX_PATHS];
 	struct mrc_sb_ent ent[MRC_WND];	/* indexed by psn % MRC_WND */
 };
 
@@ -168,7 +188,13 @@ int mrc_sb_on_retx(struct mrc_sb *sb, u32 psn, u8 path, u64 now_us,
 
 /*
  * Apply an ACK: cumulative point, SACK bits, per-path reports, then mark
- * losses by per-path gap >= dupthresh. An ACK that refers to PSNs or PPSNs
+ * losses: an in-flight packet is lost when its path's highest received
+ * PPSN is at least dupthresh beyond its own AND (if the path's
+ * reo_wnd_us is set) an original transmission sent on the same path more
+ * than reo_wnd_us after it was delivered (an original's delivery, or the
+ * ACK's tsecr on ts_path: the send time of the packet that just arrived,
+ * retransmissions included). Reordering within a path by less than
+ * reo_wnd_us thus never causes a retransmission. An ACK that refers to PSNs or PPSNs
  * never sent is rejected whole (-MRC_E_FIELD) without changing state;
  * an old (reordered) ACK is harmless. @res may be NULL.
  */
@@ -181,8 +207,17 @@ int mrc_sb_next_lost(const struct mrc_sb *sb, u32 *psn);
 /* Highest outstanding not-SACKed PSN (tail-loss probe): 0 or -1. */
 int mrc_sb_tlp_psn(const struct mrc_sb *sb, u32 *psn);
 
-/* Mark one outstanding, not SACKed PSN lost (RNR NAK). 0 or -MRC_E_*. */
+/*
+ * Mark one outstanding, not SACKed PSN lost with @cause (RNR NAK, tail
+ * loss probe). 0 or -MRC_E_*.
+ */
+int mrc_sb_mark_lost_cause(struct mrc_sb *sb, u32 psn, u8 cause);
+
+/* mrc_sb_mark_lost_cause(.., MRC_LOSS_NAK). */
 int mrc_sb_mark_lost(struct mrc_sb *sb, u32 psn);
+
+/* Cause of the loss mark of @psn (MRC_LOSS_NONE if not lost). */
+u8 mrc_sb_cause(const struct mrc_sb *sb, u32 psn);
 
 /*
  * Mark every in-flight packet (of @path, or of all paths if @path is
@@ -199,6 +234,15 @@ u32 mrc_sb_mark_inflight_lost(struct mrc_sb *sb, u32 path);
  */
 u32 mrc_sb_mark_stale_lost(struct mrc_sb *sb, u64 now_us, u32 age_us,
 			   u16 *lost);
+
+/*
+ * Same, but at most @per_path packets per path, oldest first: the first
+ * RTO of an episode probes each silent path with its oldest packet
+ * instead of resending everything (a spurious timeout then costs one
+ * packet per path, not a window).
+ */
+u32 mrc_sb_mark_stale_lost_n(struct mrc_sb *sb, u64 now_us, u32 age_us,
+			     u16 *lost, u32 per_path);
 
 /* Caller's cookie of an outstanding PSN (0 if not outstanding). */
 u32 mrc_sb_cookie(const struct mrc_sb *sb, u32 psn);

@@ -73,6 +73,33 @@ MRC_TEST(cc_loss_and_timeout)
 	MRC_EXPECT_EQ(mrc_cc_window(&cc), MRC_CWND_INIT_PKTS);
 }
 
+/* After a timeout the window slow-starts back to half its old size. */
+MRC_TEST(cc_slow_start_after_timeout)
+{
+	struct mrc_cc cc;
+	u32 i;
+
+	mrc_cc_init(&cc, 32, 1, 64);
+	mrc_cc_on_timeout(&cc);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 1);
+	mrc_cc_on_ack(&cc, 1, 0);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 2);
+	mrc_cc_on_ack(&cc, 2, 0);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 4);
+	for (i = 0; i < 12; i++)
+		mrc_cc_on_ack(&cc, 1, 0);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 16);	/* stops at ssthresh */
+	mrc_cc_on_ack(&cc, 4, 0);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 16);	/* then +1 per window */
+	/* a loss during slow start ends it */
+	mrc_cc_on_timeout(&cc);
+	mrc_cc_on_ack(&cc, 5, 0);
+	mrc_cc_on_loss(&cc);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 3);
+	mrc_cc_on_ack(&cc, 1, 0);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 3);
+}
+
 MRC_TEST(cc_bdp)
 {
 	/* 100 Gb/s, 10 us, 4 KiB: 125000 B = 30 pkts, +25% = 37 */
@@ -88,4 +115,5 @@ MRC_SUITE(cc,
 	  MRC_CASE(cc_additive_increase),
 	  MRC_CASE(cc_ecn_decrease),
 	  MRC_CASE(cc_loss_and_timeout),
+	  MRC_CASE(cc_slow_start_after_timeout),
 	  MRC_CASE(cc_bdp));

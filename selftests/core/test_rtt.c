@@ -82,8 +82,24 @@ MRC_TEST(rtt_tlp)
 	MRC_EXPECT_EQ(mrc_rtt_tlp(&r, false), MRC_TLP_MIN_US);
 }
 
+MRC_TEST(rtt_reo_wnd)
+{
+	struct mrc_rtt r;
+
+	mrc_rtt_init(&r, 0, 0, 0);
+	MRC_EXPECT_EQ(mrc_rtt_reo_wnd(&r), 0);	/* no sample: count rule */
+	mrc_rtt_sample(&r, 1000);
+	MRC_EXPECT_EQ(r.min_rtt, 1000);
+	MRC_EXPECT_EQ(mrc_rtt_reo_wnd(&r), 250);	/* SRTT / 4 */
+	mrc_rtt_sample(&r, 9000);			/* SRTT 2000 */
+	MRC_EXPECT_EQ(r.min_rtt, 1000);
+	MRC_EXPECT_EQ(mrc_rtt_reo_wnd(&r), 1000);	/* SRTT - min */
+	MRC_EXPECT_TRUE(mrc_rtt_reo_wnd(&r) <= mrc_rtt_srtt(&r));
+}
+
 MRC_SUITE(rtt,
 	  MRC_CASE(rtt_first_and_next_sample),
 	  MRC_CASE(rtt_clamp),
 	  MRC_CASE(rtt_backoff),
-	  MRC_CASE(rtt_tlp));
+	  MRC_CASE(rtt_tlp),
+	  MRC_CASE(rtt_reo_wnd));

@@ -499,6 +499,106 @@ MRC_TEST(sack_end_to_end_lossy)
 	(void)dups;
 }
 
+/*
+ * Time-based loss rule: with a reordering window set, a packet is lost
+ * only when something sent on its path more than reo_wnd later arrived;
+ * a packet overtaken by one sent right after it (reordering) is not.
+ */
+MRC_TEST(sb_reorder_window)
+{
+	struct mrc_sb *sb;
+	struct mrc_ack_info *a;
+	struct mrc_sb_ack_res r;
+	u32 got[8], psn, ppsn, i;
+
+	MRC_ALLOC(sb);
+	MRC_ALLOC(a);
+	mrc_sb_init(sb, 0, 0, 3);
+	sb->reo_wnd_us[0] = 1000;
+	/* a burst of 6 within 50 us: PSN 0 overtaken by 1..5 */
+	for (i = 0; i < 6; i++)
+		MRC_EXPECT_EQ(mrc_sb_send_new(sb, 0, 100 + i * 10, 0, &psn,
+					      &ppsn), 0);
+	for (i = 0; i < 5; i++)
+		got[i] = i + 1;
+	sb_ack_bits(a, 0, got, 5);
+	sb_ack_path(a, 0, 5);
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(r.newly_lost, 0);
+	MRC_EXPECT_EQ(mrc_sb_state_of(sb, 0), MRC_SB_INFLIGHT);
+	/* one sent 1.5 ms later arrives: now PSN 0 is lost, by an ACK */
+	MRC_EXPECT_EQ(mrc_sb_send_new(sb, 0, 1600, 0, &psn, &ppsn), 0);
+	got[5] = 6;
+	sb_ack_bits(a, 0, got, 6);
+	sb_ack_path(a, 0, 6);
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(r.newly_lost, 1);
+	MRC_EXPECT_EQ(mrc_sb_state_of(sb, 0), MRC_SB_LOST);
+	MRC_EXPECT_EQ(mrc_sb_cause(sb, 0), MRC_LOSS_ACK);
+	/* a retransmission's delivery counts through the echoed timestamp */
+	mrc_sb_init(sb, 0, 0, 3);
+	sb->reo_wnd_us[0] = 1000;
+	for (i = 0; i < 6; i++)
+		MRC_EXPECT_EQ(mrc_sb_send_new(sb, 0, 100 + i * 10, 0, &psn,
+					      &ppsn), 0);
+	sb_ack_bits(a, 0, got, 4);		/* 1..4 */
+	a->ts_path = 0;
+	a->tsecr = 5000;			/* never sent: ignored */
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(r.newly_lost, 0);
+	MRC_EXPECT_EQ(mrc_sb_mark_lost_cause(sb, 5, MRC_LOSS_TLP), 0);
+	MRC_EXPECT_EQ(mrc_sb_on_retx(sb, 5, 0, 3000, &ppsn), 0);
+	a->tsecr = 3000;
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(r.newly_lost, 1);
+	MRC_EXPECT_EQ(mrc_sb_state_of(sb, 0), MRC_SB_LOST);
+	/* the window is per path: path 1 (no window) uses the count rule */
+	mrc_sb_init(sb, 0, 0, 3);
+	sb->reo_wnd_us[0] = 1000;
+	for (i = 0; i < 5; i++)
+		MRC_EXPECT_EQ(mrc_sb_send_new(sb, 1, 100 + i, 0, &psn, &ppsn),
+			      0);
+	sb_ack_bits(a, 0, got, 4);
+	sb_ack_path(a, 1, 4);
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(r.newly_lost, 1);
+	MRC_EXPECT_EQ(mrc_sb_check(sb), 0);
+}
+
+/* Every way into MRC_SB_LOST records why. */
+MRC_TEST(sb_loss_cause)
+{
+	struct mrc_sb *sb;
+	u16 lost[MRC_MAX_PATHS] = { 0 };
+	u32 psn, ppsn;
+
+	MRC_ALLOC(sb);
+	mrc_sb_init(sb, 0, 0, 3);
+	sb_send(sb, 4, 1, 0);
+	MRC_EXPECT_EQ(mrc_sb_send_new(sb, 2, 2500, 0, &psn, &ppsn), 0);
+	MRC_EXPECT_EQ(mrc_sb_send_new(sb, 2, 2500, 0, &psn, &ppsn), 0);
+	MRC_EXPECT_EQ(mrc_sb_cause(sb, 0), MRC_LOSS_NONE);
+	MRC_EXPECT_EQ(mrc_sb_mark_lost(sb, 0), 0);
+	MRC_EXPECT_EQ(mrc_sb_cause(sb, 0), MRC_LOSS_NAK);
+	MRC_EXPECT_EQ(mrc_sb_mark_lost_cause(sb, 1, MRC_LOSS_TLP), 0);
+	MRC_EXPECT_EQ(mrc_sb_cause(sb, 1), MRC_LOSS_TLP);
+	MRC_EXPECT_EQ(mrc_sb_mark_stale_lost(sb, 3000, 2000, lost), 2);
+	MRC_EXPECT_EQ(mrc_sb_cause(sb, 2), MRC_LOSS_RTO);
+	MRC_EXPECT_EQ(mrc_sb_mark_inflight_lost(sb, 2), 2);
+	MRC_EXPECT_EQ(mrc_sb_cause(sb, 5), MRC_LOSS_PATH);
+	MRC_EXPECT_EQ(mrc_sb_cause(sb, 6), MRC_LOSS_NONE);	/* not sent */
+	MRC_EXPECT_EQ(mrc_sb_check(sb), 0);
+	/* first RTO: only the oldest stale packet of each path */
+	mrc_sb_init(sb, 0, 0, 3);
+	sb_send(sb, 8, 2, 0);
+	MRC_EXPECT_EQ(mrc_sb_mark_stale_lost_n(sb, 3000, 2000, NULL, 1), 2);
+	MRC_EXPECT_EQ(mrc_sb_state_of(sb, 0), MRC_SB_LOST);
+	MRC_EXPECT_EQ(mrc_sb_state_of(sb, 1), MRC_SB_LOST);
+	MRC_EXPECT_EQ(mrc_sb_state_of(sb, 2), MRC_SB_INFLIGHT);
+	MRC_EXPECT_EQ(mrc_sb_mark_stale_lost(sb, 3000, 2000, NULL), 6);
+	MRC_EXPECT_EQ(mrc_sb_check(sb), 0);
+}
+
 MRC_SUITE(sack,
 	  MRC_CASE(rx_new_dup_oow),
 	  MRC_CASE(rx_cumulative_advance),
@@ -508,6 +608,8 @@ MRC_SUITE(sack,
 	  MRC_CASE(sb_marks_only_missing),
 	  MRC_CASE(sb_reorder_between_paths),
 	  MRC_CASE(sb_dupthresh),
+	  MRC_CASE(sb_reorder_window),
+	  MRC_CASE(sb_loss_cause),
 	  MRC_CASE(sb_retransmit),
 	  MRC_CASE(sb_rejects_bogus_ack),
 	  MRC_CASE(sb_wrap),

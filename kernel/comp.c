@@ -31,15 +31,23 @@ static struct metaroce_tp_swqe *tp_psn_wqe(struct metaroce_tps *s, u32 psn)
 	return tp_swqe(s, d->idx);
 }
 
-static void tp_on_nak(struct metaroce_qp *qp, const struct mrc_ack_info *a)
+/*
+ * A NAK for @a->nak_psn, whose WQE (looked up before the ACK part was
+ * applied: a fatal NAK's cumulative point may already cover the PSN) is
+ * @w.
+ */
+static void tp_on_nak(struct metaroce_qp *qp, const struct mrc_ack_info *a,
+		      struct metaroce_tp_swqe *w)
 {
 	struct metaroce_tp *tp = &qp->tp;
 	struct metaroce_tps *s = tp->s;
-	struct metaroce_tp_swqe *w = tp_psn_wqe(s, a->nak_psn);
 	u8 status;
 
+	metaroce_tp_stat_inc(qp->mdev, a->syndrome == MRC_SYN_RNR ?
+			     TP_STAT_RNR_NAKS_RCVD : TP_STAT_NAKS_RCVD);
 	switch (a->syndrome) {
 	case MRC_SYN_RNR:
+		w = tp_psn_wqe(s, a->nak_psn);
 		if (mrc_sb_mark_lost(&s->sb, a->nak_psn) || s->rnr_wait)
 			return;
 		if (w && qp->rnr_retry != 7) {
@@ -79,9 +87,10 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct mrc_ack_info *a = &p->ack;
+	struct metaroce_tp_swqe *nak_w = NULL;
 	struct mrc_sb_ack_res res;
 	u64 now = tp_now_us();
-	u32 bad, i, rtt;
+	u32 bad, i, rtt, ce = 0;
 
 	if (!s->anchored) {
 		/* our PSN space starts where the peer expects it */
@@ -96,6 +105,10 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 	}
 	pr_debug("qp %u ack cum %u syn %u una %u nxt %u\n", qp->ibqp.qp_num,
 		 a->cum_psn, a->syndrome, s->sb.una, s->sb.nxt);
+	if (a->syndrome != MRC_SYN_ACK && a->syndrome != MRC_SYN_RNR)
+		nak_w = tp_psn_wqe(s, a->nak_psn);
+	for (i = 0; i < s->paths.n; i++)
+		s->sb.reo_wnd_us[i] = mrc_rtt_reo_wnd(&s->paths.p[i].rtt);
 	if (mrc_sb_apply_ack(&s->sb, a, &res)) {
 		pr_debug("qp %u bad ack\n", qp->ibqp.qp_num);
 		s->drops++;
@@ -105,18 +118,23 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 	if (rtt && res.newly_acked)
 		mrc_paths_rtt_sample(&s->paths, a->ts_path, rtt);
 	bad = mrc_paths_on_ack(&s->paths, &res);
-	for (i = 0; bad && i < s->paths.n; i++) {
+	for (i = 0; i < s->paths.n; i++) {
+		ce += res.ce[i];
 		if (!(bad & (1U << i)))
 			continue;
 		mrc_paths_replace(&s->paths, i);
 		mrc_sb_mark_inflight_lost(&s->sb, i);
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_PATH_REPLACED);
 	}
+	if (ce)
+		metaroce_tp_stat_add(qp->mdev, TP_STAT_ECN_ECHOED, ce);
 	if (res.cum_advance) {
 		s->retries = 0;
+		s->tlp_done = false;
 		s->progress_us = now;
 	}
 	if (a->syndrome != MRC_SYN_ACK)
-		tp_on_nak(qp, a);
+		tp_on_nak(qp, a, nak_w);
 
 	metaroce_tp_complete(qp, out);
 	if (res.cum_advance || res.newly_acked)

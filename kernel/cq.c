@@ -9,6 +9,7 @@
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/if_vlan.h>
 
 #include "verbs.h"
 
@@ -228,6 +229,16 @@ static void metaroce_cqe_to_wc(struct metaroce_dev *mdev,
 		wc->ex.invalidate_rkey = cqe->ex_imm_data;
 	else
 		wc->ex.imm_data = (__force __be32)cqe->ex_imm_data;
+	if (cqe->wc_flags & (METAROCE_WC_NET_IPV4 | METAROCE_WC_NET_IPV6)) {
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc->network_hdr_type = cqe->wc_flags & METAROCE_WC_NET_IPV4 ?
+				       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+	}
+	/* what ib_init_ah_attr_from_wc() matches the reply's GID with */
+	if ((wc->wc_flags & IB_WC_GRH) && is_vlan_dev(mdev->ndev)) {
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+		wc->vlan_id = vlan_dev_vlan_id(mdev->ndev);
+	}
 	wc->src_qp = cqe->src_qp;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;

@@ -72,6 +72,9 @@
 
 struct metaroce_udp;
 
+/* Room for the transport's counters (enum metaroce_tp_stat). */
+#define METAROCE_TP_NSTATS		32
+
 struct metaroce_dev {
 	struct ib_device ibdev;
 	/*
@@ -89,6 +92,8 @@ struct metaroce_dev {
 
 	atomic_t num_pd;
 	atomic64_t rx_packets;
+	/* transport counters, enum metaroce_tp_stat (transport.h) */
+	atomic64_t tp_stats[METAROCE_TP_NSTATS];
 
 	/*
 	 * Object tables (XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ): lookups from

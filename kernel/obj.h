@@ -197,6 +197,13 @@ int metaroce_sgl_copy(struct metaroce_dev *mdev, struct ib_pd *pd,
 #define METAROCE_WC_WITH_IMM	(1U << 1)
 #define METAROCE_WC_IP_CSUM_OK	(1U << 2)
 #define METAROCE_WC_WITH_INV	(1U << 3)
+/*
+ * Kernel CQs only (never in a user CQE): the network header of a UD/GSI
+ * receive, for wc->network_hdr_type (ib_core's CM builds the reply AH
+ * from it).
+ */
+#define METAROCE_WC_NET_IPV4	(1U << 6)
+#define METAROCE_WC_NET_IPV6	(1U << 7)
 
 struct metaroce_cq {
 	struct ib_cq ibcq;

@@ -9,6 +9,7 @@
  * lookups (metaroce_qp_get) take the xa_lock and a reference, and
  * destroy waits for the references before tearing anything down.
  */
+#include <linux/capability.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 
@@ -44,7 +45,6 @@ static int metaroce_qp_check_init(struct metaroce_dev *mdev,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
-	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
 	case IB_QPT_GSI:
@@ -389,6 +389,14 @@ int metaroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EOPNOTSUPP;
+	/*
+	 * Controlled Q_Keys (high bit set, e.g. IB_QP1_QKEY of the GSI QP)
+	 * are for privileged consumers: a user UD QP could otherwise send
+	 * datagrams QP1 accepts as CM MADs.
+	 */
+	if (udata && (mask & IB_QP_QKEY) && (attr->qkey & 0x80000000U) &&
+	    !capable(CAP_NET_RAW))
+		return -EPERM;
 
 	mutex_lock(&qp->modify_mutex);
 	spin_lock_irqsave(&qp->state_lock, flags);
@@ -581,7 +589,7 @@ static bool metaroce_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_LOCAL_INV:
 	case IB_WR_REG_MR:
-		return type == IB_QPT_RC || type == IB_QPT_UC;
+		return type == IB_QPT_RC;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:

@@ -6,9 +6,10 @@
  * the incoming PSN space. A packet is placed directly at its final
  * address (WRITE: va + offset; SEND: byte offset of the receive WQE its
  * rmsn selects) in any order, then committed to the receive window; a
- * packet that cannot be placed now (no receive WQE: RNR; a WRITE's last
- * packet before the rest of its message; queue full) is left uncommitted
- * so the requester sends it again, and duplicates are never placed.
+ * packet that cannot be placed now (no receive WQE: RNR; queue full) is
+ * left uncommitted so the requester sends it again, and duplicates are
+ * never placed. A WRITE's last packet that arrives before the rest of
+ * its message is committed but held back, and placed once the rest is.
  * Receive completions are posted in message order once every byte of the
  * message is placed. READ and atomic requests are queued for tx.c, which
  * sends the responses in this QP's own PSN space, so they are reliable
@@ -58,6 +59,11 @@ void metaroce_tp_send_ack(struct metaroce_qp *qp, struct sk_buff_head *out,
 	tp_cb(skb)->sport = s->paths.n ? s->paths.p[path].sport :
 			    MRC_SPORT_MIN;
 	__skb_queue_tail(out, skb);
+	metaroce_tp_stat_inc(qp->mdev, TP_STAT_ACKS_SENT);
+	if (syndrome == MRC_SYN_RNR)
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RNR_NAKS_SENT);
+	else if (syndrome != MRC_SYN_ACK)
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_NAKS_SENT);
 }
 
 /* ------------------------------------------------ receive WQE table */
@@ -178,9 +184,10 @@ static u8 tp_rslot_start(struct metaroce_qp *qp, struct metaroce_tp_rslot *r,
 			return MRC_SYN_INV_REQ;
 		}
 	}
+	/* as IB: a message longer than the receive WQE is an invalid request */
 	if (r->status == IB_WC_SUCCESS && r->msg_len > r->wqe.length) {
 		r->status = IB_WC_LOC_LEN_ERR;
-		return MRC_SYN_REM_OP;
+		return MRC_SYN_INV_REQ;
 	}
 	return MRC_SYN_ACK;
 }
@@ -200,7 +207,8 @@ static void tp_rslot_last(struct metaroce_tp_rslot *r, const struct mrc_pkt *p)
 /*
  * Is every earlier packet of the WRITE message whose last packet is @p
  * placed? The packets of a message have consecutive PSNs and all but the
- * last carry exactly mtu bytes.
+ * last carry the sender's segment size, learnt from its non-LAST packets
+ * (rx_seg); until one was seen only in-order placement counts.
  */
 static bool tp_write_prefix_done(struct metaroce_tps *s,
 				 const struct mrc_pkt *p)
@@ -209,9 +217,9 @@ static bool tp_write_prefix_done(struct metaroce_tps *s,
 
 	if (p->flags & MRC_F_FIRST)
 		return true;
-	if (p->write.offset % s->mtu)
+	if (!s->rx_seg || p->write.offset % s->rx_seg)
 		return p->psn == s->rx.cum;
-	k = p->write.offset / s->mtu;
+	k = p->write.offset / s->rx_seg;
 	if (k >= MRC_WND)
 		return p->psn == s->rx.cum;
 	for (i = 1; i <= k; i++)
@@ -254,7 +262,8 @@ static int tp_place_send(struct metaroce_qp *qp, const struct mrc_pkt *p,
 		if (err) {
 			r->status = err == -EINVAL ? IB_WC_LOC_LEN_ERR :
 				    IB_WC_LOC_PROT_ERR;
-			*syn = MRC_SYN_REM_OP;
+			*syn = err == -EINVAL ? MRC_SYN_INV_REQ :
+			       MRC_SYN_REM_OP;
 			return TP_PLACED;
 		}
 	}
@@ -287,7 +296,9 @@ static int tp_place_write(struct metaroce_qp *qp, const struct mrc_pkt *p,
 		}
 		tp_rslot_start(qp, r, p);
 	}
-	if ((p->flags & MRC_F_LAST) && !tp_write_prefix_done(s, p)) {
+	if (!(p->flags & MRC_F_LAST)) {
+		s->rx_seg = p->payload_len;
+	} else if (!tp_write_prefix_done(s, p)) {
 		metaroce_mr_put(mr);
 		return deferred ? TP_DROP : tp_defer(s, skb, p->psn);
 	}
@@ -378,36 +389,31 @@ static int tp_place(struct metaroce_qp *qp, struct mrc_pkt *p,
 	return TP_DROP;
 }
 
-/* Place held-back WRITE last packets whose message is now complete. */
+/*
+ * Place held-back WRITE last packets whose message is now complete. They
+ * were committed (acknowledged) on arrival -- the requester must not
+ * resend what is already here -- and the cumulative point cannot pass
+ * them before their prefix is placed, which is when they are placed.
+ */
 static void tp_run_deferred(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct sk_buff *skb, *tmp;
 	struct mrc_pkt p;
-	bool again = true;
 	u8 syn;
 
-	while (again) {
-		again = false;
-		skb_queue_walk_safe(&s->defer, skb, tmp) {
-			u32 psn = *(u32 *)skb->cb;
-
-			if (mrc_rx_check(&s->rx, psn) != MRC_RX_NEW) {
-				__skb_unlink(skb, &s->defer);
-				kfree_skb(skb);
-				continue;
-			}
-			if (mrc_pkt_parse(skb->data, skb->len, &p,
-					  MRC_PARSE_NO_ICRC) ||
-			    !tp_write_prefix_done(s, &p))
-				continue;
+	skb_queue_walk_safe(&s->defer, skb, tmp) {
+		if (mrc_hdr_parse(skb->data, skb_headlen(skb), skb->len, &p)) {
 			__skb_unlink(skb, &s->defer);
-			syn = MRC_SYN_ACK;
-			if (tp_place(qp, &p, skb, &syn, true) == TP_PLACED &&
-			    mrc_rx_commit(&s->rx, psn))
-				again = true;
 			kfree_skb(skb);
+			continue;
 		}
+		if (!tp_write_prefix_done(s, &p))
+			continue;
+		__skb_unlink(skb, &s->defer);
+		syn = MRC_SYN_ACK;
+		tp_place(qp, &p, skb, &syn, true);
+		kfree_skb(skb);
 	}
 }
 
@@ -426,9 +432,19 @@ void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
 	int r = TP_DROP;
 
 	v = mrc_rx_on_packet(&s->rx, p, ce, tp_now_us());
+	if (ce)
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_ECN_MARKED);
+	if (v == MRC_RX_DUP)
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_DUPLICATES);
+	else if (v == MRC_RX_OOW)
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_OUT_OF_WINDOW);
+	else if (p->psn != s->rx.cum)
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_OUT_OF_ORDER);
 	if (v == MRC_RX_NEW) {
 		r = tp_place(qp, p, skb, &syn, false);
-		if (r == TP_PLACED) {
+		if (r == TP_HELD) {
+			mrc_rx_commit(&s->rx, p->psn);
+		} else if (r == TP_PLACED) {
 			mrc_rx_commit(&s->rx, p->psn);
 			if (!skb_queue_empty(&s->defer))
 				tp_run_deferred(qp);
@@ -509,6 +525,7 @@ void metaroce_tp_resp_reset(struct metaroce_qp *qp)
 	memset(s->rslot, 0, sizeof(s->rslot));
 	s->rmsn_done = 0;
 	s->rmsn_pop = 0;
+	s->rx_seg = 0;
 	s->nak_psn = 0;
 	s->nak_syn = 0;
 }
@@ -528,6 +545,7 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 	struct metaroce_tp_rslot *r = &s->ud_slot;
 	u8 grh[40] = {};
 	u8 status = IB_WC_SUCCESS;
+	u8 net = 0;
 	int err;
 
 	if (p->ud.qkey != qp->qkey) {
@@ -552,10 +570,16 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 		status = IB_WC_LOC_LEN_ERR;
 		goto out;
 	}
-	if (skb->protocol == htons(ETH_P_IP))
+	if (skb->protocol == htons(ETH_P_IP)) {
 		memcpy(grh + 20, ip_hdr(skb), 20);
-	else if (skb->protocol == htons(ETH_P_IPV6))
+		net = METAROCE_WC_NET_IPV4;
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
 		memcpy(grh, ipv6_hdr(skb), 40);
+		net = METAROCE_WC_NET_IPV6;
+	}
+	/* kernel consumers (the CM on QP1) get the header type too */
+	if (!to_mcq(qp->ibqp.recv_cq)->is_user)
+		r->wc_flags |= net;
 	err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, r->wqe.sge,
 				r->wqe.num_sge, 0, grh, NULL, 0, sizeof(grh),
 				METAROCE_TO_MR);

@@ -12,9 +12,63 @@
 
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
+#include "core/crc32c.h"
 
-static atomic64_t tp_rx_bad = ATOMIC64_INIT(0);
-static atomic64_t tp_rx_noqp = ATOMIC64_INIT(0);
+static_assert(TP_STAT_MAX <= METAROCE_TP_NSTATS);
+
+const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX] = {
+	[TP_STAT_TX_PACKETS].name = "tx_packets",
+	[TP_STAT_TX_BYTES].name = "tx_bytes",
+	[TP_STAT_RX_PACKETS].name = "rx_packets",
+	[TP_STAT_RX_BYTES].name = "rx_bytes",
+	[TP_STAT_TX_DATA].name = "tx_data_packets",
+	[TP_STAT_RETX].name = "retx_packets",
+	[TP_STAT_RETX_FAST].name = "retx_fast",
+	[TP_STAT_RETX_TIMEOUT].name = "retx_timeout",
+	[TP_STAT_TLP].name = "tlp",
+	[TP_STAT_RETX_RNR].name = "retx_rnr",
+	[TP_STAT_RTO].name = "rto_events",
+	[TP_STAT_DUPLICATES].name = "duplicates",
+	[TP_STAT_OUT_OF_ORDER].name = "out_of_order",
+	[TP_STAT_OUT_OF_WINDOW].name = "out_of_window",
+	[TP_STAT_ECN_MARKED].name = "ecn_marked",
+	[TP_STAT_ECN_ECHOED].name = "ecn_echoed",
+	[TP_STAT_PATH_REPLACED].name = "path_replaced",
+	[TP_STAT_INTEGRITY_DROPS].name = "integrity_drops",
+	[TP_STAT_MALFORMED_DROPS].name = "malformed_drops",
+	[TP_STAT_NOQP_DROPS].name = "noqp_drops",
+	[TP_STAT_ACKS_SENT].name = "acks_sent",
+	[TP_STAT_ACKS_RCVD].name = "acks_received",
+	[TP_STAT_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[TP_STAT_RNR_NAKS_RCVD].name = "rnr_naks_received",
+	[TP_STAT_NAKS_SENT].name = "naks_sent",
+	[TP_STAT_NAKS_RCVD].name = "naks_received",
+	[TP_STAT_RETRY_EXC].name = "retry_exceeded",
+};
+
+/* Longest header: BTH + ACKH + 16 path records (208 bytes). */
+#define TP_RX_PULL	256
+
+/* ICRC check over the whole packet, linear part and fragments alike. */
+static bool tp_icrc_ok(struct sk_buff *skb)
+{
+	u32 len = skb->len - MRC_ICRC_LEN, done = 0, n, crc = ~0U;
+	struct skb_seq_state st;
+	const u8 *data;
+	__be32 icrc;
+
+	if (skb_copy_bits(skb, len, &icrc, sizeof(icrc)))
+		return false;
+	skb_prepare_seq_read(skb, 0, len, &st);
+	/* a block may run past @len (into the ICRC): clip it */
+	while (done < len && (n = skb_seq_read(done, &data, &st)) != 0) {
+		n = min(n, len - done);
+		crc = mrc_crc32c_update(crc, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
+	return done == len && ~crc == be32_to_cpu(icrc);
+}
 
 void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 {
@@ -23,16 +77,32 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	struct sk_buff_head q;
 	struct mrc_pkt p;
 	bool ce, ud, tx;
+	u32 hl;
+	int err;
 
-	if (skb_linearize(skb) ||
-	    mrc_pkt_parse(skb->data, skb->len, &p, 0)) {
-		atomic64_inc(&tp_rx_bad);
+	metaroce_tp_stat_inc(mdev, TP_STAT_RX_PACKETS);
+	metaroce_tp_stat_add(mdev, TP_STAT_RX_BYTES, skb->len);
+	/*
+	 * Only the headers need to be linear: the ICRC is computed over the
+	 * fragments and payload is copied out of them (skb_copy_bits), so
+	 * a paged skb from the NIC is never copied into a new head.
+	 */
+	hl = min_t(u32, skb->len, TP_RX_PULL);
+	err = pskb_may_pull(skb, hl) ? 0 : -MRC_E_TRUNC;
+	if (!err)
+		err = mrc_hdr_parse(skb->data, hl, skb->len, &p);
+	if (!err && !tp_icrc_ok(skb))
+		err = -MRC_E_ICRC;
+	if (err) {
+		metaroce_tp_stat_inc(mdev, err == -MRC_E_ICRC ?
+				     TP_STAT_INTEGRITY_DROPS :
+				     TP_STAT_MALFORMED_DROPS);
 		kfree_skb(skb);
 		return;
 	}
 	qp = metaroce_qp_get(mdev, p.dst_qpn);
 	if (!qp) {
-		atomic64_inc(&tp_rx_noqp);
+		metaroce_tp_stat_inc(mdev, TP_STAT_NOQP_DROPS);
 		kfree_skb(skb);
 		return;
 	}
@@ -40,7 +110,7 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	if (ud != (qp->ibqp.qp_type == IB_QPT_UD ||
 		   qp->ibqp.qp_type == IB_QPT_GSI) ||
 	    (!ud && qp->ibqp.qp_type != IB_QPT_RC)) {
-		atomic64_inc(&tp_rx_noqp);
+		metaroce_tp_stat_inc(mdev, TP_STAT_NOQP_DROPS);
 		kfree_skb(skb);
 		metaroce_qp_put(qp);
 		return;
@@ -56,11 +126,14 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		metaroce_qp_put(qp);
 		return;
 	}
+	if (!ud)
+		tp->s->heard_us = tp_now_us();
 	if (ud) {
 		metaroce_tp_ud_recv(qp, &p, skb);
 		kfree_skb(skb);
 	} else if (p.opcode == MRC_OP_ACK) {
 		kfree_skb(skb);
+		metaroce_tp_stat_inc(mdev, TP_STAT_ACKS_RCVD);
 		metaroce_tp_comp_ack(qp, &p, &q);
 	} else if (p.opcode == MRC_OP_PROBE) {
 		kfree_skb(skb);

@@ -25,10 +25,62 @@
 #include "core/cc.h"
 #include "core/path.h"
 
+#include "metaroce.h"
+
 struct metaroce_qp;
-struct metaroce_dev;
 struct metaroce_ah;
 struct metaroce_tps;
+
+/*
+ * Device counters, exported as the rdma_hw_stats of port 1 (`rdma
+ * statistic show link DEV/1`) under the names below. Stored as atomic64_t
+ * in struct metaroce_dev, indexed by enum metaroce_tp_stat.
+ */
+enum metaroce_tp_stat {
+	TP_STAT_TX_PACKETS,	/* every packet sent */
+	TP_STAT_TX_BYTES,	/* their bytes, ICRC included */
+	TP_STAT_RX_PACKETS,	/* every datagram received */
+	TP_STAT_RX_BYTES,
+	TP_STAT_TX_DATA,	/* sequenced, retx included */
+	TP_STAT_RETX,		/* retransmissions, any cause */
+	TP_STAT_RETX_FAST,	/* SACK / per-path loss rule */
+	TP_STAT_RETX_TIMEOUT,	/* RTO or path replacement */
+	TP_STAT_TLP,		/* tail-loss probes */
+	TP_STAT_RETX_RNR,	/* resent after an RNR NAK */
+	TP_STAT_RTO,		/* timeouts that marked loss */
+	TP_STAT_DUPLICATES,	/* sequenced, already received */
+	TP_STAT_OUT_OF_ORDER,	/* new, psn != cumulative */
+	TP_STAT_OUT_OF_WINDOW,
+	TP_STAT_ECN_MARKED,	/* CE received */
+	TP_STAT_ECN_ECHOED,	/* CE reported back by the peer */
+	TP_STAT_PATH_REPLACED,	/* blackholed path re-ported */
+	TP_STAT_INTEGRITY_DROPS,	/* ICRC mismatch */
+	TP_STAT_MALFORMED_DROPS,	/* header rules */
+	TP_STAT_NOQP_DROPS,	/* no such QP / wrong type */
+	TP_STAT_ACKS_SENT,
+	TP_STAT_ACKS_RCVD,
+	TP_STAT_RNR_NAKS_SENT,
+	TP_STAT_RNR_NAKS_RCVD,
+	TP_STAT_NAKS_SENT,	/* INV_REQ, REM_ACCESS, REM_OP */
+	TP_STAT_NAKS_RCVD,
+	TP_STAT_RETRY_EXC,	/* WQEs failed RETRY_EXC_ERR */
+	TP_STAT_MAX
+};
+
+/* Their names, as rdma_hw_stats descriptors (rx.c). */
+extern const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX];
+
+static inline void metaroce_tp_stat_add(struct metaroce_dev *mdev,
+					enum metaroce_tp_stat i, u64 v)
+{
+	atomic64_add(v, &mdev->tp_stats[i]);
+}
+
+static inline void metaroce_tp_stat_inc(struct metaroce_dev *mdev,
+					enum metaroce_tp_stat i)
+{
+	atomic64_inc(&mdev->tp_stats[i]);
+}
 
 /* Per-QP transport state, embedded in struct metaroce_qp. */
 struct metaroce_tp {
@@ -87,6 +139,7 @@ struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
 #define TP_DEFER_MAX	16	/* WRITE last packets held back */
 #define TP_TX_BATCH	32	/* packets built per lock hold */
 #define TP_ACK_DELAY_US	100	/* delayed ACK */
+#define TP_GIVEUP_MIN_US	2000000	/* silence before RETRY_EXC_ERR */
 
 /* Kind of an outgoing PSN (struct metaroce_tp_pkt.kind). */
 enum {
@@ -181,6 +234,7 @@ struct metaroce_tps {
 	bool anchored;		/* sb's initial PSN is known (see tp_probe) */
 	bool rnr_wait;
 	bool tlp_armed;		/* rto_timer is a tail-loss probe */
+	bool tlp_done;		/* probe sent since the last progress */
 	bool failed;		/* fatal error seen, QP going to ERR */
 	bool stop_new;		/* an error WQE is pending: no new sends */
 	bool want_tx;		/* rx processing opened the window */
@@ -188,6 +242,8 @@ struct metaroce_tps {
 	u32 mtu;		/* payload bytes per packet */
 	u32 retries;		/* timeouts without progress */
 	u64 progress_us;	/* last cumulative progress */
+	u64 heard_us;		/* last packet from the peer, any kind */
+	u32 rto_armed_us;	/* interval of the pending RTO */
 
 	/* send queue */
 	u8 *swq;		/* nswq entries of swqe_size */
@@ -210,6 +266,7 @@ struct metaroce_tps {
 	struct metaroce_tp_rslot rslot[TP_RSLOTS];
 	struct metaroce_tp_rslot ud_slot;	/* UD receive scratch */
 	struct sk_buff_head defer;	/* WRITE last packets held back */
+	u32 rx_seg;		/* peer's segment size (WRITE non-LAST) */
 	u32 nak_psn;		/* last NAKed PSN, to rate-limit */
 	u8 nak_syn;
 

@@ -4,7 +4,7 @@
  *
  * One work item per QP fetches send WQEs from the SQ ring (into a
  * validated kernel copy: a user slot is read exactly once), segments them
- * into packets of qp->mtu bytes, assigns PSN and path through the core
+ * into packets of s->mtu bytes (tp_seg_size()), assigns PSN and path through the core
  * scoreboard and path table, and transmits. The same work sends the
  * responses to the peer's READs and atomics (they are sequenced in this
  * QP's PSN space too), retransmits the PSNs the scoreboard marks lost and
@@ -23,6 +23,11 @@
 
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
+
+static unsigned int tp_rto_floor_us = 10000;
+module_param_named(rto_floor_us, tp_rto_floor_us, uint, 0644);
+MODULE_PARM_DESC(rto_floor_us,
+		 "minimum retransmission timeout in us (default 10000)");
 
 static unsigned int tp_npaths = MRC_PATHS_DEFAULT;
 module_param_named(paths, tp_npaths, uint, 0644);
@@ -71,9 +76,45 @@ static u32 tp_tlp_us(struct metaroce_tps *s)
 	return t ? t : MRC_RTO_INIT_US;
 }
 
+static u64 tp_ib_timeout_us(u8 timeout)
+{
+	if (!timeout)
+		return 0;	/* infinite */
+	return (4096ULL << min_t(u8, timeout, 31)) / 1000;
+}
+
+/*
+ * Interval of the next RTO: the largest path RTO (with backoff), but
+ * never longer than a quarter of the QP's IB local ACK timeout (unless
+ * the measured RTO itself is): backoff must not stretch the attempts so
+ * far apart that a loss burst outlasts retry_cnt of them.
+ */
+static u32 tp_rto_interval(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	u64 cap = tp_ib_timeout_us(qp->timeout) / 4;
+	u32 i, base = 0, srtt = 0, rto = tp_rto_us(s);
+
+	for (i = 0; i < s->paths.n; i++) {
+		base = max(base, s->paths.p[i].rtt.rto);
+		srtt = max(srtt, mrc_rtt_srtt(&s->paths.p[i].rtt));
+	}
+	/*
+	 * Leave the ACK-driven loss rule (which waits up to a reordering
+	 * window, <= SRTT, plus a round trip) time to act first.
+	 */
+	rto = max3(rto, 2 * srtt, READ_ONCE(tp_rto_floor_us));
+	if (!cap)
+		return rto;
+	cap = max_t(u64, cap,
+		    max3(base, 2 * srtt, READ_ONCE(tp_rto_floor_us)));
+	return (u32)min_t(u64, rto, cap);
+}
+
 /*
  * (Re)arm the retransmission timer while PSNs are outstanding: a tail-loss
- * probe first, then RTOs. @restart: progress was made, start over.
+ * probe first (once per episode without cumulative progress: comp.c
+ * clears tlp_done), then RTOs. @restart: something new was delivered.
  */
 void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart)
 {
@@ -88,9 +129,13 @@ void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart)
 	}
 	if (!restart && hrtimer_active(&tp->rto_timer))
 		return;
-	if (restart)
-		s->tlp_armed = true;
-	us = s->tlp_armed ? tp_tlp_us(s) : tp_rto_us(s);
+	s->tlp_armed = !s->tlp_done && !s->retries;
+	if (s->tlp_armed) {
+		us = tp_tlp_us(s);
+	} else {
+		us = tp_rto_interval(qp);
+		s->rto_armed_us = us;
+	}
 	hrtimer_start(&tp->rto_timer, tp_us_ktime(us), HRTIMER_MODE_REL_SOFT);
 }
 
@@ -317,6 +362,7 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		return NULL;
 	}
 	tp_build_end(skb);
+	metaroce_tp_stat_inc(qp->mdev, TP_STAT_TX_DATA);
 	pr_debug("qp %u tx op %u psn %u len %u%s\n", qp->ibqp.qp_num, d->opcode,
 		 psn, d->len, retx ? " retx" : "");
 	tp_cb(skb)->sport = s->paths.p[path].sport;
@@ -575,6 +621,19 @@ void metaroce_tp_complete(struct metaroce_qp *qp, struct sk_buff_head *out)
 
 /* -------------------------------------------------------- transmit */
 
+static enum metaroce_tp_stat tp_retx_stat(u8 cause)
+{
+	switch (cause) {
+	case MRC_LOSS_ACK:
+		return TP_STAT_RETX_FAST;
+	case MRC_LOSS_TLP:
+		return TP_STAT_TLP;
+	case MRC_LOSS_NAK:
+		return TP_STAT_RETX_RNR;
+	}
+	return TP_STAT_RETX_TIMEOUT;
+}
+
 /* Retransmit lost PSNs while a path has room. */
 static int tp_retransmit(struct metaroce_qp *qp, struct sk_buff_head *q,
 			 int budget)
@@ -586,6 +645,8 @@ static int tp_retransmit(struct metaroce_qp *qp, struct sk_buff_head *q,
 	int path, n = 0;
 
 	while (n < budget && !mrc_sb_next_lost(&s->sb, &psn)) {
+		u8 cause = mrc_sb_cause(&s->sb, psn);
+
 		path = mrc_paths_pick(&s->paths, s->sb.inflight);
 		if (path < 0)
 			break;
@@ -593,6 +654,8 @@ static int tp_retransmit(struct metaroce_qp *qp, struct sk_buff_head *q,
 			break;
 		skb = tp_build_psn(qp, psn, ppsn, path, true);
 		s->retx_pkts++;
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETX);
+		metaroce_tp_stat_inc(qp->mdev, tp_retx_stat(cause));
 		if (skb) {
 			__skb_queue_tail(q, skb);
 			n++;
@@ -877,13 +940,6 @@ static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
 
 /* ------------------------------------------------- timeouts, errors */
 
-static u64 tp_ib_timeout_us(u8 timeout)
-{
-	if (!timeout)
-		return 0;	/* infinite */
-	return (4096ULL << min_t(u8, timeout, 31)) / 1000;
-}
-
 /* Fail the oldest WQE with @status; the QP goes to ERR. */
 static void tp_fail_oldest(struct metaroce_qp *qp, u8 status)
 {
@@ -900,42 +956,84 @@ static void tp_fail_oldest(struct metaroce_qp *qp, u8 status)
 	s->stop_new = true;
 }
 
+/*
+ * The retransmission timer fired (tp_run re-arms it afterwards). A
+ * tail-loss probe resends the newest outstanding PSN; an RTO marks lost
+ * what was sent at least one interval ago. retries counts consecutive
+ * RTOs without progress; the oldest WQE fails with RETRY_EXC_ERR only
+ * once it exceeds retry_cnt AND nothing at all was heard from the peer
+ * for retry_cnt + 1 IB local ACK timeouts (at least TP_GIVEUP_MIN_US): a
+ * live peer behind a lossy or stalling path is retried for as long as it
+ * answers anything.
+ */
 static void tp_on_timer(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	u16 lost[MRC_MAX_PATHS] = {};
 	u64 now = tp_now_us();
-	u64 limit;
-	u32 i, n, psn;
+	u64 limit, last;
+	u32 i, n, psn, age, busy = 0, stale = 0;
+	bool blame;
 
 	if (!mrc_sb_outstanding(&s->sb))
 		return;
 	if (s->tlp_armed) {
 		/* tail-loss probe: resend the newest unacknowledged PSN */
 		s->tlp_armed = false;
+		s->tlp_done = true;
 		if (!mrc_sb_tlp_psn(&s->sb, &psn))
-			mrc_sb_mark_lost(&s->sb, psn);
-		metaroce_tp_arm_rto(qp, false);
+			mrc_sb_mark_lost_cause(&s->sb, psn, MRC_LOSS_TLP);
 		return;
 	}
-	n = mrc_sb_mark_stale_lost(&s->sb, now, tp_rto_us(s), lost);
+	age = s->rto_armed_us ? s->rto_armed_us : tp_rto_interval(qp);
+	for (i = 0; i < s->paths.n; i++)
+		busy += s->sb.inflight[i] ? 1 : 0;
+	/*
+	 * Probe each silent path with its oldest packet rather than resend
+	 * the flight: a spurious timeout (a stalled host or link) then
+	 * costs one packet per path, and when the losses are real the
+	 * probe's ACK (its echoed timestamp) lets the ACK rule mark the rest
+	 * of the path's flight. A blackholed path is emptied when replaced.
+	 */
+	n = mrc_sb_mark_stale_lost_n(&s->sb, now, age, lost, 1);
+	for (i = 0; i < s->paths.n; i++)
+		stale += lost[i] ? 1 : 0;
+	/*
+	 * A path is blamed (backoff, window collapse, towards replacement)
+	 * only when it alone went silent: if every busy path timed out at
+	 * once, the peer or the whole network stalled and new source ports
+	 * would not help.
+	 */
+	blame = stale < busy || busy == 1;
 	for (i = 0; i < s->paths.n; i++) {
+		struct mrc_path *path = &s->paths.p[i];
+
 		if (!lost[i])
 			continue;
+		if (!blame) {
+			mrc_rtt_backoff(&path->rtt);
+			mrc_cc_on_timeout(&path->cc);
+			continue;
+		}
 		if (mrc_paths_on_timeout(&s->paths, i)) {
 			mrc_paths_replace(&s->paths, i);
 			mrc_sb_mark_inflight_lost(&s->sb, i);
+			metaroce_tp_stat_inc(qp->mdev, TP_STAT_PATH_REPLACED);
 		}
 	}
-	if (n) {
-		s->retries++;
-		s->rtos++;
-	}
+	if (!n)
+		return;		/* everything was (re)sent recently */
+	s->retries++;
+	s->rtos++;
+	metaroce_tp_stat_inc(qp->mdev, TP_STAT_RTO);
 	limit = tp_ib_timeout_us(qp->timeout) * (qp->retry_cnt + 1);
-	if (limit && s->retries > qp->retry_cnt &&
-	    now - s->progress_us > limit)
+	if (limit)
+		limit = max_t(u64, limit, TP_GIVEUP_MIN_US);
+	last = max(s->progress_us, s->heard_us);
+	if (limit && s->retries > qp->retry_cnt && now - last > limit) {
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETRY_EXC);
 		tp_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
-	metaroce_tp_arm_rto(qp, false);
+	}
 }
 
 /* ---------------------------------------------------------- flush */
@@ -1083,8 +1181,8 @@ again:
 	} else if ((s->running || s->rx_ready) && !s->rnr_wait) {
 		n = tp_retransmit(qp, &q, TP_TX_BATCH);
 		n += tp_send_new(qp, &q, TP_TX_BATCH - n);
-		if (n)
-			metaroce_tp_arm_rto(qp, false);
+		/* after sending: a fresh timer covers what was just sent */
+		metaroce_tp_arm_rto(qp, false);
 	}
 	metaroce_tp_complete(qp, &q);
 	metaroce_tp_unlock(qp, &q);
@@ -1177,6 +1275,25 @@ static void tp_paths_init(struct metaroce_qp *qp)
 	mrc_paths_init(&s->paths, &cfg);
 }
 
+/*
+ * Payload bytes per packet. UD: the IB path MTU (it bounds the message).
+ * RC: segmentation is the transport's own business; packets are sized to
+ * the IP MTU of the netdev (minus IP, UDP, metaroce headers and ICRC) so
+ * a 1500-byte Ethernet carries 1404 payload bytes instead of the IB MTU's
+ * 1024 -- a third fewer packets for the same data.
+ */
+static u32 tp_seg_size(struct metaroce_qp *qp)
+{
+	u32 ov = qp->av.family == AF_INET6 ? METAROCE_HDR_OVERHEAD_V6 :
+		 METAROCE_HDR_OVERHEAD;
+	u32 seg = qp->mtu ? qp->mtu : 1024;
+	u32 nmtu = READ_ONCE(qp->mdev->ndev->mtu);
+
+	if (qp->ibqp.qp_type == IB_QPT_RC && nmtu > ov)
+		seg = max(seg, nmtu - ov);
+	return clamp_t(u32, seg, 256, MRC_MAX_PAYLOAD);
+}
+
 void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 			   int attr_mask)
 {
@@ -1212,7 +1329,9 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 		}
 		if (old == IB_QPS_RTR) {
 			s->retries = 0;
+			s->tlp_done = false;
 			s->progress_us = tp_now_us();
+			s->heard_us = s->progress_us;
 		}
 		s->running = true;
 		kick = true;
@@ -1225,8 +1344,7 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 	default:
 		break;
 	}
-	s->mtu = clamp_t(u32, qp->mtu ? qp->mtu : 1024, 256,
-			 MRC_MAX_PAYLOAD);
+	s->mtu = tp_seg_size(qp);
 	spin_unlock_bh(&tp->lock);
 	if (kick)
 		metaroce_tp_schedule(qp);

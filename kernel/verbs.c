@@ -153,15 +153,10 @@ static int metaroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-static const struct rdma_stat_desc metaroce_port_stat_descs[] = {
-	{ .name = "rx_packets" },
-};
-
 static struct rdma_hw_stats *metaroce_alloc_hw_port_stats(struct ib_device *ibdev,
 							  u32 port_num)
 {
-	return rdma_alloc_hw_stats_struct(metaroce_port_stat_descs,
-					  ARRAY_SIZE(metaroce_port_stat_descs),
+	return rdma_alloc_hw_stats_struct(metaroce_tp_stat_descs, TP_STAT_MAX,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -170,9 +165,11 @@ static int metaroce_get_hw_stats(struct ib_device *ibdev,
 				 u32 port_num, int index)
 {
 	struct metaroce_dev *mdev = to_mdev(ibdev);
+	int i;
 
-	stats->value[0] = atomic64_read(&mdev->rx_packets);
-	return ARRAY_SIZE(metaroce_port_stat_descs);
+	for (i = 0; i < TP_STAT_MAX; i++)
+		stats->value[i] = atomic64_read(&mdev->tp_stats[i]);
+	return TP_STAT_MAX;
 }
 
 /* Last op called on the device, from its unregistration or failed add. */

@@ -54,9 +54,14 @@ static int tp_xmit4(struct metaroce_dev *mdev, struct sock *sk,
 		return PTR_ERR(rt);
 	ttl = av->ttl ? av->ttl : ip4_dst_hoplimit(&rt->dst);
 	skb->protocol = htons(ETH_P_IP);
+	/*
+	 * No UDP checksum over IPv4: the ICRC covers the whole transport
+	 * packet end to end, and a second pass over every payload byte on
+	 * both ends costs more than the ICRC itself (protocol.rst).
+	 */
 	udp_tunnel_xmit_skb(rt, sk, skb, fl4.saddr, fl4.daddr, tos, ttl,
 			    htons(IP_DF), htons(sport),
-			    htons(metaroce_udp_port), false, false);
+			    htons(metaroce_udp_port), false, true);
 	return 0;
 }
 
@@ -100,6 +105,7 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 	u8 tos = av->tos & ~INET_ECN_MASK;
 	struct sock *sk;
 	u16 sport = cb->sport;
+	u32 len = skb->len;
 	int err = -EAFNOSUPPORT;
 
 	if (cb->ect)
@@ -118,6 +124,8 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 	}
 	if (err)
 		goto drop;
+	metaroce_tp_stat_inc(mdev, TP_STAT_TX_PACKETS);
+	metaroce_tp_stat_add(mdev, TP_STAT_TX_BYTES, len);
 	if (ah)
 		metaroce_ah_put(ah);
 	return;

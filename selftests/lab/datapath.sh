@@ -125,6 +125,9 @@ check "IPv6 GIDs: pingpong (data verified)" v6pingpong
 check "SRQ: ib_send_bw 64 KiB" perf ib_send_bw --use-srq -s 65536 -n 200
 check "RNR: ib_send_bw, receiver has 2 WQEs" perf ib_send_bw -r 2 -s 4096 -n 300
 check "peer dies: requester fails with an error, no hang" peer_dies
+check "counters: rdma statistic shows traffic, no integrity drops" \
+	n1 'rdma statistic show link mrc0/1 | grep -Eq "tx_packets [1-9]" &&
+	    rdma statistic show link mrc0/1 | grep -q "integrity_drops 0 "'
 
 if [ -z "$DP_QUICK" ]; then
 	check "netem loss 1% on both nodes" \
@@ -135,6 +138,8 @@ if [ -z "$DP_QUICK" ]; then
 	check "loss 1%: ib_send_bw 64 KiB" perf ib_send_bw -s 65536 -n 200
 	check "loss 1%: ib_atomic_bw FETCH_ADD" \
 		perf ib_atomic_bw -A FETCH_AND_ADD -n 500
+	check "loss 1%: retransmissions counted (retx_packets > 0)" \
+		n1 'rdma statistic show link mrc0/1 | grep -Eq "retx_packets [1-9]"'
 	check "netem delay 2ms reorder 10% on both nodes" \
 		eval 'lab_netem n1 delay 2ms reorder 10% && lab_netem n2 delay 2ms reorder 10%'
 	check "reorder: pingpong 64 KiB x20 (data verified)" pingpong 20 65536

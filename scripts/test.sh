@@ -1,8 +1,12 @@
 #!/bin/bash
 # Run every metaroce test, from a fresh Debian 12 machine:
-#   setup -> build -> unit (ASan/UBSan) -> provider -> kunit (UML) -> checkpatch -> lab (two qemu nodes)
+#   setup -> build -> unit (ASan/UBSan) -> provider -> fuzz (60 s smoke)
+#   -> kunit (UML) -> checkpatch -> lab (two qemu nodes)
 # `scripts/test.sh unit kunit` runs only the named layers (setup and build
-# always run first, they are incremental). Ends with one line
+# always run first, they are incremental). Lab scenarios that carry a
+# "# lab: long" line (measurements under impairments, hostile traffic:
+# minutes each under emulation) run only in the `lab-long` layer:
+# `scripts/test.sh lab-long`. Ends with one line
 # "N passed, N failed" over all test cases, and exits non-zero on any failure.
 set -uo pipefail
 
@@ -11,7 +15,7 @@ cd "$ROOT"
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-ALL_LAYERS=(unit provider kunit checkpatch lab)
+ALL_LAYERS=(unit provider fuzz kunit checkpatch lab)
 layers=("$@")
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 
@@ -51,10 +55,14 @@ run_layer() {
 		"$name" "$rc" "$p" "$f" $(( $(date +%s) - start )) "${log#"$ROOT"/}"
 }
 
+# lab_all short|long: the scenarios without / with a "# lab: long" line.
 lab_all() {
-	local s rc=0
+	local s rc=0 long
 	for s in selftests/lab/*.sh; do
 		[ -x "$s" ] || continue
+		long=short
+		grep -q '^# lab: long' "$s" && long=long
+		[ "$long" = "$1" ] || continue
 		banner "lab: $s"
 		"$s" || rc=1
 	done
@@ -63,8 +71,8 @@ lab_all() {
 
 # Sums the per-scenario summary lines of the lab layer into one.
 lab_layer() {
-	local log=$LOGS/lab-scenarios.log rc p f
-	lab_all 2>&1 | tee "$log"
+	local log=$LOGS/lab-scenarios-$1.log rc p f
+	lab_all "$1" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
 	f=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s+=$3} END {print s+0}')
@@ -89,7 +97,9 @@ for layer in "${layers[@]}"; do
 	provider)	run_layer provider providers/metaroce/tests/run-tests.sh ;;
 	kunit)		run_layer kunit scripts/kunit.sh ;;
 	checkpatch)	run_layer checkpatch scripts/checkpatch.sh ;;
-	lab)		run_layer lab lab_layer ;;
+	fuzz)		run_layer fuzz scripts/fuzz.sh 60 ;;
+	lab)		run_layer lab lab_layer short ;;
+	lab-long)	run_layer lab-long lab_layer long ;;
 	*)		echo "unknown layer: $layer"; exit 2 ;;
 	esac
 done

@@ -36,14 +36,16 @@ echo "--- ibv_rc_pingpong -d mrc0 -g 1 -n 100 -s 4096 -c (payload validated)"
 lab_bg n2 pp_srv 'ibv_rc_pingpong -d mrc0 -g 1 -n 100 -s 4096 -c'
 lab_wait_for n2 'ss -ltn | grep -q :18515' 60
 check "n1 -> n2: ibv_rc_pingpong over mrc0" \
-	n1 'ibv_rc_pingpong -d mrc0 -g 1 -n 100 -s 4096 -c 192.0.2.2'
+	n1 'ibv_rc_pingpong -d mrc0 -g 1 -n 100 -s 4096 -c 192.0.2.2 >$LAB_OUT/pp.txt 2>&1'
+n1 'cat $LAB_OUT/pp.txt'
 check "n2: ibv_rc_pingpong server finished" lab_wait pp_srv
 
 echo "--- ib_write_bw -d mrc0 -x 1 -s 65536 -n 200"
 lab_bg n2 bw_srv 'ib_write_bw -d mrc0 -x 1 -s 65536 -n 200'
 lab_wait_for n2 'ss -ltn | grep -q :18515' 60
 check "n1 -> n2: ib_write_bw over mrc0" \
-	n1 'ib_write_bw -d mrc0 -x 1 -s 65536 -n 200 192.0.2.2'
+	n1 'ib_write_bw -d mrc0 -x 1 -s 65536 -n 200 192.0.2.2 >$LAB_OUT/bw.txt 2>&1'
+n1 'cat $LAB_OUT/bw.txt'
 check "n2: ib_write_bw server finished" lab_wait bw_srv
 
 lab_summary

@@ -264,6 +264,26 @@ lab_wait() {
 
 # lab_wait_for NODE 'SHELL CONDITION' [TIMEOUT]: poll on NODE until the
 # condition holds (rc 0) or TIMEOUT seconds (default 60) pass (rc 1).
+# lab_perftest SRV_ARGS -- CLI_ARGS: a TCP-handshake client/server pair
+# (perftest style, port 18515): the server (argv SRV_ARGS) in the background
+# on n2, then, once it listens, the client (argv CLI_ARGS) on n1. Prints the
+# client's output; returns its rc, or 1 if the server failed or never
+# listened.
+lab_perftest() {
+	local srv=() rc
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	lab_bg n2 pt "${srv[@]}"
+	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
+	n1 "$@"
+	rc=$?
+	lab_wait pt >/dev/null || return 1
+	return $rc
+}
+
 lab_wait_for() {
 	local node=$1 cond=$2 t=${3:-60}
 	LAB_CMD_TIMEOUT=$((t + 30)) lab_run "$node" "end=\$((SECONDS + $t))

@@ -38,13 +38,7 @@ perf() {
 	local tool=$1
 	shift
 	# shellcheck disable=SC2086
-	lab_bg n2 pt $tool $PT "$@"
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
-	# shellcheck disable=SC2086
-	n1 $tool $PT "$@" $SRV
-	local rc=$?
-	lab_wait pt >/dev/null || return 1
-	return $rc
+	lab_perftest $tool $PT "$@" -- $tool $PT "$@" $SRV
 }
 
 # udpingpong N SIZE: ibv_ud_pingpong (payload verified), server n2

@@ -79,13 +79,7 @@ perf() {	# TOOL ARGS: perftest pair, server n2, client n1
 	local tool=$1
 	shift
 	# shellcheck disable=SC2086
-	lab_bg n2 pt $tool $PT "$@"
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
-	# shellcheck disable=SC2086
-	n1 $tool $PT "$@" $SRV
-	local rc=$?
-	lab_wait pt >/dev/null || return 1
-	return $rc
+	lab_perftest $tool $PT "$@" -- $tool $PT "$@" $SRV
 }
 
 workload() {	# NAME [send]: the data-verifying set under the current netem

@@ -6,13 +6,21 @@
 #   make module | provider | install | clean | check | demo | bench
 #
 # KVER defaults to the running kernel if its headers are installed, else
-# the newest /usr/src/linux-headers-*-amd64.
+# the lab's kernel (.cache/kver, scripts/setup.sh), else the newest
+# /usr/src/linux-headers-*-amd64.
+#
+# MODOUT=DIR builds the module in DIR (a tree of symlinks to the sources)
+# instead of in place, so one checkout holds builds for several kernels:
+#   make KVER=6.12.117+deb12-amd64 MODOUT=build/module-6.12 module
 
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
 ifeq ($(origin KVER),undefined)
 KVER := $(shell uname -r)
 ifeq ($(wildcard /lib/modules/$(KVER)/build),)
+KVER := $(shell cat $(ROOT)/.cache/kver 2>/dev/null)
+endif
+ifeq ($(KVER),)
 KVER := $(patsubst /usr/src/linux-headers-%,%,$(lastword $(sort \
 	$(wildcard /usr/src/linux-headers-*-amd64))))
 endif
@@ -22,6 +30,12 @@ ifneq ($(wildcard /lib/modules/$(KVER)/build),)
 KDIR ?= /lib/modules/$(KVER)/build
 else
 KDIR ?= /usr/src/linux-headers-$(KVER)
+endif
+
+ifneq ($(MODOUT),)
+MODDIR := $(abspath $(MODOUT))
+else
+MODDIR := $(ROOT)
 endif
 
 DESTDIR ?=
@@ -36,7 +50,13 @@ all: module provider
 
 module:
 	@test -d "$(KDIR)" || { echo "no kernel headers for '$(KVER)' ($(KDIR))" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(ROOT) modules
+ifneq ($(MODOUT),)
+	@mkdir -p $(MODDIR) && find $(MODDIR) -xtype l -delete
+	@cd $(ROOT) && for f in Kbuild $$(find include kernel -name '*.[ch]'); do \
+		mkdir -p $(MODDIR)/$$(dirname $$f) && \
+		ln -sfn $(ROOT)/$$f $(MODDIR)/$$f || exit 1; done
+endif
+	$(MAKE) -C $(KDIR) M=$(MODDIR) modules
 
 provider:
 	bash $(ROOT)/scripts/build-provider.sh
@@ -44,7 +64,7 @@ provider:
 install: install-module install-provider
 
 install-module: module
-	install -D -m 644 $(ROOT)/metaroce.ko \
+	install -D -m 644 $(MODDIR)/metaroce.ko \
 		$(DESTDIR)/lib/modules/$(KVER)/updates/metaroce.ko
 	test -n "$(DESTDIR)" || depmod -a $(KVER)
 
@@ -58,7 +78,7 @@ clean: clean-module
 	rm -rf $(ROOT)/build
 
 clean-module:
-	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(ROOT) clean; fi
+	@if [ -d "$(KDIR)" ] && [ -d "$(MODDIR)" ]; then $(MAKE) -C $(KDIR) M=$(MODDIR) clean; fi
 
 check:
 	bash $(ROOT)/scripts/test.sh

@@ -2,7 +2,8 @@
 /*
  * metaroce: every kernel-version specific detail lives here.
  *
- * Supported: 6.1 (Debian 12). Later kernels are added here, not by
+ * Supported: 6.1 (Debian 12) and 6.12 (Debian 12's bookworm-security and
+ * bookworm-backports, Debian 13). Later kernels are added here, not by
  * sprinkling version checks through the driver.
  */
 #ifndef METAROCE_COMPAT_H
@@ -11,6 +12,7 @@
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
 #error "metaroce needs Linux 6.1 or later"
@@ -24,6 +26,29 @@ static inline void metaroce_set_kernel_caps(struct ib_device_attr *attr)
 {
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
+
+/*
+ * ib_device_ops.create_cq: 6.11 passes the uverbs attribute bundle (NULL
+ * for kernel CQs) where 6.1 passes the udata. METAROCE_CREATE_CQ_OP(fn)
+ * defines fn##_op, the op, around fn, which takes the udata.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define METAROCE_CREATE_CQ_OP(fn)					\
+static int fn##_op(struct ib_cq *ibcq,					\
+		   const struct ib_cq_init_attr *attr,			\
+		   struct uverbs_attr_bundle *attrs)			\
+{									\
+	return fn(ibcq, attr, attrs ? &attrs->driver_udata : NULL);	\
+}
+#else
+#define METAROCE_CREATE_CQ_OP(fn)					\
+static int fn##_op(struct ib_cq *ibcq,					\
+		   const struct ib_cq_init_attr *attr,			\
+		   struct ib_udata *udata)				\
+{									\
+	return fn(ibcq, attr, udata);					\
+}
+#endif
 
 /*
  * port_cap_flags bit 26: IP-based GIDs. Only the uverbs name exists

@@ -29,7 +29,12 @@ static int metaroce_query_device(struct ib_device *ibdev,
 	attr->hw_ver = METAROCE_HW_VER;
 	attr->max_qp = METAROCE_MAX_QP;
 	attr->max_qp_wr = METAROCE_MAX_QP_WR;
-	attr->device_cap_flags = METAROCE_DEVICE_CAP_FLAGS;
+	/*
+	 * Fast-register MRs, local invalidate and send with invalidate are
+	 * served to kernel ULPs (nvme-rdma refuses devices without them).
+	 */
+	attr->device_cap_flags = METAROCE_DEVICE_CAP_FLAGS |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	metaroce_set_kernel_caps(attr);
 	attr->max_send_sge = METAROCE_MAX_SGE;
 	attr->max_recv_sge = METAROCE_MAX_SGE;
@@ -188,6 +193,8 @@ static void metaroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&mdev->srqs);
 }
 
+METAROCE_CREATE_CQ_OP(metaroce_create_cq)
+
 static const struct ib_device_ops metaroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = METAROCE_RDMA_DRIVER_ID,
@@ -198,7 +205,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 	.alloc_pd = metaroce_alloc_pd,
 	.alloc_ucontext = metaroce_alloc_ucontext,
 	.create_ah = metaroce_create_ah,
-	.create_cq = metaroce_create_cq,
+	.create_cq = metaroce_create_cq_op,
 	.create_qp = metaroce_create_qp,
 	.create_srq = metaroce_create_srq,
 	.create_user_ah = metaroce_create_ah,

@@ -88,7 +88,12 @@ static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 		return PTR_ERR(dst);
 	ttl = av->ttl ? av->ttl : ip6_dst_hoplimit(dst);
 	skb->protocol = htons(ETH_P_IPV6);
-	udp_tunnel6_xmit_skb(dst, sk, skb, dst->dev, &saddr, &daddr, tos,
+	/*
+	 * No tunnel netdev: NULL, as udp_tunnel_xmit_skb() sees for IPv4.
+	 * The stats behind a dev here are a tunnel's tstats, which a real
+	 * NIC has not (6.1 writes through its NULL pointer, 6.12 WARNs).
+	 */
+	udp_tunnel6_xmit_skb(dst, sk, skb, NULL, &saddr, &daddr, tos,
 			     ttl, htonl(av->flow_label & 0xfffff),
 			     htons(sport), htons(metaroce_udp_port), false);
 	return 0;

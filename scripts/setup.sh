@@ -5,7 +5,24 @@
 #   - rdma-core source (trixie, 56.1) for the provider build,
 #   - linux-source-6.1 for KUnit on UML and checkpatch.
 # Idempotent: re-running it skips what is already there.
+#
+# usage: scripts/setup.sh [--kernel SERIES]
+#   --kernel 6.12 (or METAROCE_KERNEL=6.12) also fetches a second Debian
+#   kernel series for the lab and the module build: its headers are
+#   installed (from bookworm-security, else bookworm-backports, whose apt
+#   source is added only then), its image is unpacked into
+#   .cache/kernel-<kver> and <kver> is written to .cache/kver-SERIES.
+#   .cache/kver (the default lab kernel, 6.1) is left as it is.
 set -euo pipefail
+
+EXTRA_SERIES=${METAROCE_KERNEL:-}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) EXTRA_SERIES=${2:?--kernel needs a series, e.g. 6.12}; shift 2 ;;
+	--kernel=*) EXTRA_SERIES=${1#--kernel=}; shift ;;
+	*) echo "usage: $0 [--kernel SERIES]" >&2; exit 2 ;;
+	esac
+done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${METAROCE_CACHE:-$ROOT/.cache}
@@ -21,7 +38,7 @@ PKGS=(
 	ibverbs-providers perftest iperf3 iproute2 iptables ethtool
 	cmake ninja-build pkg-config libnl-3-dev libnl-route-3-dev
 	libudev-dev python3-docutils dpkg-dev clang libclang-rt-14-dev
-	gnuplot-nox python3 iputils-ping tcpdump
+	gnuplot-nox python3 iputils-ping tcpdump linux-perf nvme-cli
 )
 
 SRC_LIST=/etc/apt/sources.list.d/metaroce-trixie-src.sources
@@ -52,19 +69,30 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The kernel version the installed headers are for; the lab boots the same.
-KVER=$(cd /usr/src && ls -d linux-headers-*-amd64 | sort -V | tail -1 | sed 's/^linux-headers-//')
+# fetch_image KVER: unpack Debian's linux-image-KVER into .cache/kernel-KVER
+# (booted by the lab, its lib/modules mounted in the guests).
+fetch_image() {
+	local kver=$1 kdir="$CACHE/kernel-$1"
+	[ -f "$kdir/boot/vmlinuz-$kver" ] && return 0
+	log "fetching linux-image-$kver"
+	rm -rf "$kdir" && mkdir -p "$kdir"
+	# apt's own cache has it if --kernel just installed it
+	cp /var/cache/apt/archives/linux-image-"$kver"_*.deb "$CACHE"/ 2>/dev/null ||
+		(cd "$CACHE" && apt-get download -qq "linux-image-$kver" 2>&1 | grep -v unsandboxed || true)
+	dpkg -x "$CACHE"/linux-image-"$kver"_*.deb "$kdir"
+	depmod -b "$kdir" "$kver"
+}
+
+# The kernel the lab boots by default: the one linux-headers-amd64 (6.1 on
+# Debian 12) pulls in, not merely the newest headers (--kernel installs
+# newer ones next to it).
+KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+	grep -o 'linux-headers-[^ ,]*-amd64' | head -1 | sed 's/^linux-headers-//')
+[ -n "$KVER" ] ||
+	KVER=$(cd /usr/src && ls -d linux-headers-*-amd64 | sort -V | tail -1 | sed 's/^linux-headers-//')
 echo "$KVER" >"$CACHE/kver"
 log "kernel: $KVER"
-
-KDIR="$CACHE/kernel-$KVER"
-if [ ! -f "$KDIR/boot/vmlinuz-$KVER" ]; then
-	log "fetching linux-image-$KVER"
-	rm -rf "$KDIR" && mkdir -p "$KDIR"
-	(cd "$CACHE" && apt-get download -qq "linux-image-$KVER" 2>&1 | grep -v unsandboxed || true)
-	dpkg -x "$CACHE"/linux-image-"$KVER"_*.deb "$KDIR"
-	depmod -b "$KDIR" "$KVER"
-fi
+fetch_image "$KVER"
 
 RDMA_SRC="$CACHE/rdma-core"
 if [ ! -f "$RDMA_SRC/libibverbs/driver.h" ]; then
@@ -88,5 +116,44 @@ if [ ! -f "$LSRC/Makefile" ]; then
 	log "unpacking linux-source-6.1"
 	rm -rf "$LSRC" && mkdir -p "$LSRC"
 	tar -xf /usr/src/linux-source-6.1.tar.xz -C "$LSRC" --strip-components=1
+fi
+
+# --kernel SERIES: the newest linux-headers-SERIES.N+debNN-amd64 (or +bpo)
+# apt knows, installed; its image unpacked like the default one's.
+if [ -n "$EXTRA_SERIES" ]; then
+	KFILE="$CACHE/kver-$EXTRA_SERIES"
+	XKVER=$(cat "$KFILE" 2>/dev/null || true)
+	if [ -z "$XKVER" ] || [ ! -d "/usr/src/linux-headers-$XKVER" ]; then
+		re="^linux-headers-${EXTRA_SERIES//./\\.}\\.[0-9]+\\+(deb|bpo)[0-9]*-amd64\$"
+		pick() {
+			apt-cache pkgnames "linux-headers-$EXTRA_SERIES." |
+				grep -E "$re" | sort -V | tail -1 || true
+		}
+		hdr=$(pick)
+		BPO_LIST=/etc/apt/sources.list.d/metaroce-bookworm-backports.sources
+		if [ -z "$hdr" ] && [ ! -f "$BPO_LIST" ]; then
+			log "no linux-headers-$EXTRA_SERIES.*: adding bookworm-backports"
+			cat >"$BPO_LIST" <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+			apt-get update -qq
+			hdr=$(pick)
+		fi
+		[ -n "$hdr" ] || { log "no linux-headers for kernel $EXTRA_SERIES"; exit 1; }
+		XKVER=${hdr#linux-headers-}
+		if [ ! -d "/usr/src/linux-headers-$XKVER" ]; then
+			# The headers depend on the image: apt installs it too.
+			log "installing $hdr"
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+				--no-install-recommends "$hdr" >/dev/null
+		fi
+		echo "$XKVER" >"$KFILE"
+	fi
+	log "kernel $EXTRA_SERIES: $XKVER"
+	fetch_image "$XKVER"
 fi
 log "done"

@@ -6,7 +6,10 @@
 # always run first, they are incremental). Lab scenarios that carry a
 # "# lab: long" line (measurements under impairments, hostile traffic:
 # minutes each under emulation) run only in the `lab-long` layer:
-# `scripts/test.sh lab-long`. Ends with one line
+# `scripts/test.sh lab-long`. `scripts/test.sh kernel612` builds the module
+# for Debian's 6.12 kernel and runs foundation + quick datapath on it
+# (not in the default set: ~4 min, ~8 the first time, which downloads it).
+# Ends with one line
 # "N passed, N failed" over all test cases, and exits non-zero on any failure.
 set -uo pipefail
 
@@ -80,6 +83,34 @@ lab_layer() {
 	return $rc
 }
 
+# kernel_layer SERIES: the module on a second Debian kernel series (6.12):
+# fetch it (setup.sh --kernel SERIES: headers installed, image unpacked;
+# ~4 min the first time), build metaroce.ko for it in build/module-SERIES
+# (the tree's 6.1 build is left alone), boot it in the lab and run the
+# foundation scenario and the quick (clean) data path on it (~4 min).
+kernel_layer() {
+	local series=$1 kver out log=$LOGS/kernel-$1-scenarios.log rc p f
+	scripts/setup.sh --kernel "$series" || return 1
+	kver=$(cat ".cache/kver-$series")
+	out=build/module-$series
+	if ! make -j2 KVER="$kver" MODOUT="$out" module; then
+		echo "kernel: 0 passed, 1 failed (build for $kver)"
+		return 1
+	fi
+	(
+		export LAB_KVER=$kver LAB_MODULE=$ROOT/$out/metaroce.ko
+		rc=0
+		selftests/lab/foundation.sh || rc=1
+		DP_QUICK=1 selftests/lab/datapath.sh || rc=1
+		exit $rc
+	) 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+	f=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s+=$3} END {print s+0}')
+	echo "kernel: $p passed, $f failed"
+	return $rc
+}
+
 banner setup
 scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 KVER=$(cat .cache/kver)
@@ -100,6 +131,7 @@ for layer in "${layers[@]}"; do
 	fuzz)		run_layer fuzz scripts/fuzz.sh 60 ;;
 	lab)		run_layer lab lab_layer short ;;
 	lab-long)	run_layer lab-long lab_layer long ;;
+	kernel612)	run_layer kernel612 kernel_layer 6.12 ;;
 	*)		echo "unknown layer: $layer"; exit 2 ;;
 	esac
 done

@@ -10,8 +10,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-KVER=${KVER:-$(cat "$ROOT/.cache/kver")}
-KDIR=${KDIR:-$ROOT/.cache/kernel-$KVER}
+# The lab's LAB_KVER/LAB_KDIR (e.g. LAB_KVER=$(cat .cache/kver-6.12)) win.
+KVER=${LAB_KVER:-${KVER:-$(cat "$ROOT/.cache/kver")}}
+KDIR=${LAB_KDIR:-${KDIR:-$ROOT/.cache/kernel-$KVER}}
 MODDIR=$KDIR/lib/modules/$KVER
 OUT=${1:-$ROOT/build/lab/initramfs-$KVER.cpio.gz}
 BUSYBOX=${BUSYBOX:-/bin/busybox}

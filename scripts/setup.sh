@@ -21,7 +21,7 @@ PKGS=(
 	ibverbs-providers perftest iperf3 iproute2 iptables ethtool
 	cmake ninja-build pkg-config libnl-3-dev libnl-route-3-dev
 	libudev-dev python3-docutils dpkg-dev clang libclang-rt-14-dev
-	gnuplot-nox python3 iputils-ping tcpdump
+	gnuplot-nox python3 iputils-ping tcpdump linux-perf
 )
 
 SRC_LIST=/etc/apt/sources.list.d/metaroce-trixie-src.sources

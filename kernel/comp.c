@@ -12,6 +12,7 @@
 
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
+#include "trace.h"
 
 /* IB RNR timer encoding (IBTA table 45), microseconds. */
 static const u32 tp_rnr_us[32] = {
@@ -91,6 +92,7 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 	struct mrc_sb_ack_res res;
 	u64 now = tp_now_us();
 	u32 bad, i, rtt, ce = 0;
+	u16 old;
 
 	if (!s->anchored) {
 		/* our PSN space starts where the peer expects it */
@@ -122,10 +124,15 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 		ce += res.ce[i];
 		if (!(bad & (1U << i)))
 			continue;
+		old = s->paths.p[i].sport;
 		mrc_paths_replace(&s->paths, i);
+		trace_metaroce_path_replace(qp->ibqp.qp_num, i, old,
+					    s->paths.p[i].sport);
 		mrc_sb_mark_inflight_lost(&s->sb, i);
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_PATH_REPLACED);
 	}
+	trace_metaroce_ack(qp->ibqp.qp_num, a->syndrome, a->cum_psn, s->sb.una,
+			   s->sb.nxt, res.newly_acked, res.newly_lost, ce);
 	if (ce)
 		metaroce_tp_stat_add(qp->mdev, TP_STAT_ECN_ECHOED, ce);
 	if (res.cum_advance) {

@@ -110,7 +110,9 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 	if (a->syndrome != MRC_SYN_ACK && a->syndrome != MRC_SYN_RNR)
 		nak_w = tp_psn_wqe(s, a->nak_psn);
 	for (i = 0; i < s->paths.n; i++)
-		s->sb.reo_wnd_us[i] = mrc_rtt_reo_wnd(&s->paths.p[i].rtt);
+		mrc_sb_set_reo_wnd(&s->sb, i,
+				   mrc_rtt_reo_wnd(&s->paths.p[i].rtt),
+				   mrc_rtt_srtt(&s->paths.p[i].rtt));
 	if (mrc_sb_apply_ack(&s->sb, a, &res)) {
 		pr_debug("qp %u bad ack\n", qp->ibqp.qp_num);
 		s->drops++;
@@ -135,6 +137,9 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 			   s->sb.nxt, res.newly_acked, res.newly_lost, ce);
 	if (ce)
 		metaroce_tp_stat_add(qp->mdev, TP_STAT_ECN_ECHOED, ce);
+	if (res.spurious)
+		metaroce_tp_stat_add(qp->mdev, TP_STAT_SPURIOUS_RETX,
+				     res.spurious);
 	if (res.cum_advance) {
 		s->retries = 0;
 		s->tlp_done = false;

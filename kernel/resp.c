@@ -127,8 +127,9 @@ static void tp_post_rcqe(struct metaroce_qp *qp, struct metaroce_tp_rslot *r,
 	cqe.wc_flags = status == IB_WC_SUCCESS ? r->wc_flags : 0;
 	cqe.pkey_index = qp->pkey_index;
 	cqe.port_num = METAROCE_PORT;
-	metaroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,
-			 status == IB_WC_SUCCESS && r->solicited);
+	if (metaroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,
+			     status == IB_WC_SUCCESS && r->solicited))
+		qp->tp.s->failed = true;	/* CQ overflow: QP to ERR */
 }
 
 /* Post the receive completions that are now due, in message order. */

@@ -72,6 +72,7 @@ enum metaroce_tp_stat {
 	TP_STAT_NAKS_SENT,	/* INV_REQ, REM_ACCESS, REM_OP */
 	TP_STAT_NAKS_RCVD,
 	TP_STAT_RETRY_EXC,	/* WQEs failed RETRY_EXC_ERR */
+	TP_STAT_SPURIOUS_RETX,	/* retransmissions found unnecessary */
 	TP_STAT_MAX
 };
 

@@ -586,7 +586,8 @@ void metaroce_tp_post_scqe(struct metaroce_qp *qp,
 	cqe.byte_len = w->len;
 	cqe.qp_num = qp->ibqp.qp_num;
 	cqe.port_num = METAROCE_PORT;
-	metaroce_cq_post(to_mcq(qp->ibqp.send_cq), &cqe, false);
+	if (metaroce_cq_post(to_mcq(qp->ibqp.send_cq), &cqe, false))
+		qp->tp.s->failed = true;	/* CQ overflow: QP to ERR */
 }
 
 static void tp_sq_advance(struct metaroce_qp *qp)

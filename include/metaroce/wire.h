@@ -167,6 +167,11 @@ struct mrc_udh {
  * SACK bitmap: bit i (byte i / 8, mask 1 << (i % 8)) set means PSN
  * cum_psn + i has been received. Bit 0 is always 0 (cum_psn is, by
  * definition, the oldest PSN not yet received).
+ *
+ * DSACK: a non-zero dsack_off reports that PSN cum_psn + (s16)dsack_off
+ * arrived again after it had been received (a duplicate) since the
+ * previous ACK; 0 reports nothing (it was "reserved", sent as 0, in
+ * earlier revisions: receivers that do not report duplicates stay valid).
  */
 struct mrc_ackh {
 	__be32	cum_psn;	/* every PSN before this one was received */
@@ -179,7 +184,7 @@ struct mrc_ackh {
 	__u8	ts_path;	/* path the echoed packet arrived on */
 	__u8	npaths;		/* struct mrc_ack_path records that follow */
 	__u8	rnr_timer;	/* MRC_SYN_RNR: IB-encoded RNR delay, else 0 */
-	__be16	reserved;
+	__be16	dsack_off;	/* DSACK: PSN received twice - cum_psn (s16) */
 	__u8	sack[MRC_SACK_BYTES];
 } __packed;
 

@@ -103,7 +103,7 @@ static int mrc_check_segment(u8 flags, u32 msg_len, u32 offset, u16 plen)
 static int mrc_pkt_check(const struct mrc_pkt *p)
 {
 	const u8 single = MRC_F_FIRST | MRC_F_LAST;
-	u32 seen = 0;
+	u32 seen = 0, d;
 	int i;
 
 	if (mrc_ext_len(p->opcode) < 0)
@@ -167,6 +167,10 @@ static int mrc_pkt_check(const struct mrc_pkt *p)
 		if (p->ack.npaths > MRC_MAX_PATHS)
 			return -MRC_E_PATH;
 		if (p->ack.sack[0] & 1)	/* cum_psn itself is never received */
+			return -MRC_E_FIELD;
+		/* DSACK: a non-zero signed 16-bit offset from cum_psn */
+		d = p->ack.dsack_psn - p->ack.cum_psn;
+		if (p->ack.dsack && (!d || (s32)d != (s16)d))
 			return -MRC_E_FIELD;
 		for (i = 0; i < p->ack.npaths; i++) {
 			u8 id = p->ack.paths[i].path_id;
@@ -262,6 +266,9 @@ int mrc_hdr_build(const struct mrc_pkt *p, void *buf, u32 buflen)
 		P8(e, mrc_ackh, ts_path, p->ack.ts_path);
 		P8(e, mrc_ackh, npaths, p->ack.npaths);
 		P8(e, mrc_ackh, rnr_timer, p->ack.rnr_timer);
+		if (p->ack.dsack)
+			P16(e, mrc_ackh, dsack_off,
+			    (u16)(p->ack.dsack_psn - p->ack.cum_psn));
 		memcpy(e + OFF(mrc_ackh, sack), p->ack.sack, MRC_SACK_BYTES);
 		e += MRC_ACKH_LEN;
 		for (i = 0; i < p->ack.npaths; i++, e += MRC_ACK_PATH_LEN) {
@@ -285,6 +292,7 @@ u32 mrc_icrc_put(void *pkt, u32 len)
 int mrc_hdr_parse(const void *buf, u32 avail, u32 pkt_len, struct mrc_pkt *p)
 {
 	const u8 *b = buf, *e;
+	u16 dsack_off;
 	int ext, i;
 
 	memset(p, 0, sizeof(*p));
@@ -367,6 +375,11 @@ int mrc_hdr_parse(const void *buf, u32 avail, u32 pkt_len, struct mrc_pkt *p)
 		p->ack.ts_path = G8(e, mrc_ackh, ts_path);
 		p->ack.npaths = G8(e, mrc_ackh, npaths);
 		p->ack.rnr_timer = G8(e, mrc_ackh, rnr_timer);
+		dsack_off = G16(e, mrc_ackh, dsack_off);
+		if (dsack_off) {
+			p->ack.dsack = 1;
+			p->ack.dsack_psn = p->ack.cum_psn + (s16)dsack_off;
+		}
 		memcpy(p->ack.sack, e + OFF(mrc_ackh, sack), MRC_SACK_BYTES);
 		if (p->ack.npaths > MRC_MAX_PATHS)
 			return -MRC_E_PATH;

@@ -49,6 +49,8 @@ struct mrc_ack_info {
 	u8 ts_path;
 	u8 npaths;
 	u8 rnr_timer;
+	u8 dsack;			/* dsack_psn is valid */
+	u32 dsack_psn;			/* a PSN received twice (DSACK) */
 	u8 sack[MRC_SACK_BYTES];	/* bit i: PSN cum_psn + i received */
 	struct mrc_ack_path_info paths[MRC_MAX_PATHS];
 };

@@ -20,7 +20,12 @@
 #include <linux/minmax.h>
 #include <linux/build_bug.h>
 #include <asm/byteorder.h>
+#include <linux/version.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)	/* moved out of asm/ */
+#include <linux/unaligned.h>
+#else
 #include <asm/unaligned.h>
+#endif
 #include <linux/math64.h>
 
 /* u64 / u32 that also links on 32-bit kernels */

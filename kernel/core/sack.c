@@ -67,6 +67,10 @@ enum mrc_rx_verdict mrc_rx_on_packet(struct mrc_rx *rx,
 		}
 		rx->ts_path = p->path_id;
 	}
+	if (v == MRC_RX_DUP) {
+		rx->dsack = 1;
+		rx->dsack_psn = p->psn;
+	}
 	rx->tsval = p->tsval;
 	rx->ts_rx_us = now_us;
 	rx->unacked++;
@@ -122,7 +126,7 @@ void mrc_rx_sack(const struct mrc_rx *rx, u8 sack[MRC_SACK_BYTES])
 void mrc_rx_build_ack(struct mrc_rx *rx, struct mrc_ack_info *a, u64 now_us)
 {
 	u64 delay = now_us - rx->ts_rx_us;
-	u32 i;
+	u32 i, d = rx->dsack_psn - rx->cum;
 
 	memset(a, 0, sizeof(*a));
 	a->cum_psn = rx->cum;
@@ -132,6 +136,12 @@ void mrc_rx_build_ack(struct mrc_rx *rx, struct mrc_ack_info *a, u64 now_us)
 	a->ack_delay = now_us < rx->ts_rx_us ? 0 : min_t(u64, delay, 0xffff);
 	a->rwnd = mrc_rx_rwnd(rx);
 	mrc_rx_sack(rx, a->sack);
+	/* DSACK: a non-zero offset from cum_psn that fits 16 bits */
+	if (rx->dsack && d && (s32)d == (s16)d) {
+		a->dsack = 1;
+		a->dsack_psn = rx->dsack_psn;
+	}
+	rx->dsack = 0;
 	for (i = 0; i < MRC_MAX_PATHS; i++) {
 		struct mrc_rx_path *pp = &rx->path[i];
 
@@ -167,8 +177,18 @@ void mrc_sb_init(struct mrc_sb *sb, u32 isn, u32 ippsn, u32 dupthresh)
 	sb->una = isn;
 	sb->nxt = isn;
 	sb->dupthresh = dupthresh ? dupthresh : 1;
-	for (i = 0; i < MRC_MAX_PATHS; i++)
+	for (i = 0; i < MRC_MAX_PATHS; i++) {
 		sb->path_nxt[i] = ippsn;
+		mrc_reo_init(&sb->reo[i], isn);
+	}
+}
+
+void mrc_sb_set_reo_wnd(struct mrc_sb *sb, u32 path, u32 base_us,
+			u32 srtt_us)
+{
+	if (path < MRC_MAX_PATHS)
+		sb->reo_wnd_us[path] = mrc_reo_wnd(&sb->reo[path], base_us,
+						   srtt_us);
 }
 
 static void sb_sent(struct mrc_sb *sb, u8 path, u64 now_us)
@@ -205,6 +225,8 @@ int mrc_sb_send_new(struct mrc_sb *sb, u8 path, u64 now_us, u32 cookie,
 	e->path = path;
 	e->state = MRC_SB_INFLIGHT;
 	e->retx = 0;
+	e->cause = MRC_LOSS_NONE;
+	e->spurious = 0;
 	sb->inflight[path]++;
 	*psn = sb->nxt++;
 	*ppsn = e->ppsn;
@@ -231,6 +253,7 @@ int mrc_sb_on_retx(struct mrc_sb *sb, u32 psn, u8 path, u64 now_us,
 	e->path = path;
 	sb_sent(sb, path, now_us);
 	e->ppsn = sb->path_nxt[path]++;
+	e->prev_us = e->sent_us;
 	e->sent_us = (u32)now_us;
 	if (e->retx < 0xff)
 		e->retx++;
@@ -248,9 +271,30 @@ static void sb_path_hi(struct mrc_sb *sb, u32 path, u32 ppsn)
 	sb->path_hi_valid |= bit;
 }
 
-/* Entry leaves INFLIGHT/LOST because it was delivered. */
+/*
+ * A retransmission of @e is known unnecessary. Only those the ACK rule
+ * caused tell about reordering (not RTO, TLP, RNR or path failure);
+ * @paths collects the paths whose window is to widen.
+ */
+static void sb_spurious(struct mrc_sb_ent *e, struct mrc_sb_ack_res *res,
+			u32 *paths)
+{
+	if (!e->retx || e->spurious || e->cause != MRC_LOSS_ACK ||
+	    e->lost_path >= MRC_MAX_PATHS)
+		return;
+	e->spurious = 1;
+	res->spurious++;
+	*paths |= 1U << e->lost_path;
+}
+
+/*
+ * Entry leaves INFLIGHT/LOST because it was delivered. If the ACK echoes
+ * the transmission before the latest one, that one arrived: the
+ * retransmission was spurious.
+ */
 static void sb_delivered(struct mrc_sb *sb, struct mrc_sb_ent *e,
-			 struct mrc_sb_ack_res *res)
+			 const struct mrc_ack_info *a,
+			 struct mrc_sb_ack_res *res, u32 *spur)
 {
 	if (e->state == MRC_SB_INFLIGHT)
 		sb->inflight[e->path]--;
@@ -265,13 +309,20 @@ static void sb_delivered(struct mrc_sb *sb, struct mrc_sb_ent *e,
 	if (!e->retx) {
 		sb_path_hi(sb, e->path, e->ppsn);
 		sb_path_del(sb, e->path, e->sent_us);
+	} else if (a->ts_path == e->lost_path && a->tsecr == e->prev_us) {
+		sb_spurious(e, res, spur);
 	}
 }
 
-/* Time rule: was something sent on @e's path well after it delivered? */
-static bool sb_time_lost(const struct mrc_sb *sb, const struct mrc_sb_ent *e)
+/*
+ * Time rule: was something sent on @e's path well after it delivered?
+ * A path without a window of its own (no RTT sample yet) uses the widest
+ * window of the others, @wmax: the paths join the same two hosts.
+ */
+static bool sb_time_lost(const struct mrc_sb *sb, const struct mrc_sb_ent *e,
+			 u32 wmax)
 {
-	u32 w = sb->reo_wnd_us[e->path];
+	u32 w = sb->reo_wnd_us[e->path] ? sb->reo_wnd_us[e->path] : wmax;
 
 	if (!w)
 		return true;
@@ -286,6 +337,7 @@ static void sb_set_lost(struct mrc_sb *sb, struct mrc_sb_ent *e, u8 cause)
 	sb->nlost++;
 	e->state = MRC_SB_LOST;
 	e->cause = cause;
+	e->lost_path = e->path;
 }
 
 /* Is an ACK consistent with what was sent? (no state change) */
@@ -322,7 +374,7 @@ int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 		     struct mrc_sb_ack_res *res)
 {
 	struct mrc_sb_ack_res dummy;
-	u32 i, psn;
+	u32 i, psn, spur = 0, wmax = 0;
 	int err;
 
 	if (!res)
@@ -336,7 +388,7 @@ int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 	while (mrc_seq_lt(sb->una, a->cum_psn)) {
 		struct mrc_sb_ent *e = sb_ent(sb, sb->una);
 
-		sb_delivered(sb, e, res);
+		sb_delivered(sb, e, a, res, &spur);
 		e->state = MRC_SB_FREE;
 		sb->una++;
 		res->cum_advance++;
@@ -352,7 +404,7 @@ int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 		if (!sb_outstanding(sb, psn))
 			continue;
 		e = sb_ent(sb, psn);
-		sb_delivered(sb, e, res);
+		sb_delivered(sb, e, a, res, &spur);
 		e->state = MRC_SB_SACKED;
 	}
 
@@ -378,6 +430,21 @@ int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 	    (s32)(a->tsecr - sb->path_sent_us[a->ts_path]) <= 0)
 		sb_path_del(sb, a->ts_path, a->tsecr);
 
+	/*
+	 * DSACK: a PSN arrived twice. Its entry is still that PSN's while
+	 * the slot was not reused (PSN >= nxt - MRC_WND).
+	 */
+	if (a->dsack && mrc_seq_in(a->dsack_psn, sb->nxt - MRC_WND, sb->nxt))
+		sb_spurious(sb_ent(sb, a->dsack_psn), res, &spur);
+
+	/* adaptive reordering window: rounds, then growth */
+	for (i = 0; i < MRC_MAX_PATHS; i++) {
+		mrc_reo_on_ack(&sb->reo[i], sb->una, sb->nxt);
+		if (spur & (1U << i))
+			mrc_reo_on_spurious(&sb->reo[i]);
+		wmax = max_t(u32, wmax, sb->reo_wnd_us[i]);
+	}
+
 	/* 4. loss: a later PPSN on the same path arrived dupthresh ahead */
 	for (psn = sb->una; mrc_seq_lt(psn, sb->nxt); psn++) {
 		struct mrc_sb_ent *e = sb_ent(sb, psn);
@@ -386,8 +453,9 @@ int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 		    !(sb->path_hi_valid & (1U << e->path)))
 			continue;
 		if (mrc_seq_geq(sb->path_hi[e->path], e->ppsn + sb->dupthresh) &&
-		    sb_time_lost(sb, e)) {
+		    sb_time_lost(sb, e, wmax)) {
 			sb_set_lost(sb, e, MRC_LOSS_ACK);
+			mrc_reo_on_loss(&sb->reo[e->path]);
 			res->newly_lost++;
 			res->lost[e->path]++;
 		}

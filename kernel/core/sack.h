@@ -13,6 +13,9 @@
  * SACK + per-path highest PPSN) mark packets delivered; a packet is lost
  * when a packet sent dupthresh or more PPSNs later on the *same* path was
  * received, so reordering between paths never triggers a retransmit.
+ * Retransmissions that turn out spurious (DSACK, or an ACK echoing the
+ * previous transmission's timestamp) widen that path's reordering window
+ * (reo.h).
  *
  * Both structs are fixed-size, caller-allocated and never allocate.
  */
@@ -22,6 +25,7 @@
 #include "mrc_types.h"
 #include "seq.h"
 #include "hdr.h"
+#include "reo.h"
 
 /* ------------------------------------------------------------------ rx */
 
@@ -46,6 +50,8 @@ struct mrc_rx {
 	u32 tsval;			/* to echo in tsecr */
 	u64 ts_rx_us;			/* when that packet arrived */
 	u8 ts_path;
+	u8 dsack;			/* dsack_psn is valid */
+	u32 dsack_psn;			/* latest duplicate since the last ACK */
 	u8 ack_now;			/* an immediate ACK is due */
 	u16 unacked;			/* packets since the last ACK */
 	u16 ack_every;			/* ACK at least every N packets */
@@ -89,7 +95,8 @@ void mrc_rx_sack(const struct mrc_rx *rx, u8 sack[MRC_SACK_BYTES]);
 
 /*
  * Fill a positive ACK (cum, SACK, tsecr/ack_delay, rwnd, dirty path
- * reports) and reset the ACK policy. fair_share is left 0 for the caller.
+ * reports, the latest duplicate as DSACK if it is within +-32767 of cum)
+ * and reset the ACK policy. fair_share is left 0 for the caller.
  */
 void mrc_rx_build_ack(struct mrc_rx *rx, struct mrc_ack_info *a, u64 now_us);
 
@@ -115,11 +122,14 @@ enum mrc_sb_cause {
 struct mrc_sb_ent {
 	u32 ppsn;	/* PPSN of the latest transmission */
 	u32 sent_us;	/* time of the latest transmission, mod 2^32 */
+	u32 prev_us;	/* time of the transmission before it (retx > 0) */
 	u32 cookie;	/* caller's handle (e.g. WQE index) */
 	u8 path;	/* path of the latest transmission */
 	u8 state;	/* enum mrc_sb_state */
 	u8 retx;	/* retransmissions so far (saturating) */
 	u8 cause;	/* enum mrc_sb_cause of the latest loss mark */
+	u8 lost_path;	/* path it was on when last marked lost */
+	u8 spurious;	/* its retransmission was found spurious */
 };
 
 struct mrc_sb {
@@ -142,6 +152,8 @@ struct mrc_sb {
 	u32 path_sent_us[MRC_MAX_PATHS];	/* latest send per path */
 	u32 path_sent_valid;		/* bitmask of valid path_sent_us */
 	u32 reo_wnd_us[MRC_MAX_PATHS];
+	/* adaptive part of reo_wnd_us (mrc_sb_set_reo_wnd()) */
+	struct mrc_reo reo[MRC_MAX_PATHS];
 	struct mrc_sb_ent ent[MRC_WND];	/* indexed by psn % MRC_WND */
 };
 
@@ -152,6 +164,7 @@ struct mrc_sb_ack_res {
 	u32 newly_acked;		/* delivered for the first time */
 	u32 newly_lost;			/* marked lost by this ACK */
 	u32 cum_advance;		/* PSNs una moved forward */
+	u32 spurious;			/* retransmissions found spurious */
 	u16 acked[MRC_MAX_PATHS];	/* newly delivered, by path */
 	u16 lost[MRC_MAX_PATHS];	/* newly lost, by path */
 	u16 ce[MRC_MAX_PATHS];		/* new CE marks reported, by path */
@@ -159,6 +172,14 @@ struct mrc_sb_ack_res {
 
 /* Initial PSN @isn; PPSNs of every path start at @ippsn. */
 void mrc_sb_init(struct mrc_sb *sb, u32 isn, u32 ippsn, u32 dupthresh);
+
+/*
+ * Set @path's reordering window from its RTT estimator: @base_us
+ * (mrc_rtt_reo_wnd(), 0 = count rule only) widened by the adaptive
+ * part (mrc_reo_wnd(): steps of SRTT/4, at most SRTT).
+ */
+void mrc_sb_set_reo_wnd(struct mrc_sb *sb, u32 path, u32 base_us,
+			u32 srtt_us);
 
 /* PSNs outstanding (sent, not cumulatively acked). */
 static inline u32 mrc_sb_outstanding(const struct mrc_sb *sb)
@@ -197,6 +218,13 @@ int mrc_sb_on_retx(struct mrc_sb *sb, u32 psn, u8 path, u64 now_us,
  * reo_wnd_us thus never causes a retransmission. An ACK that refers to PSNs or PPSNs
  * never sent is rejected whole (-MRC_E_FIELD) without changing state;
  * an old (reordered) ACK is harmless. @res may be NULL.
+ *
+ * Spurious retransmissions: a retransmission of a packet the ACK rule
+ * had marked lost is spurious when the ACK's DSACK names it, or when the
+ * ACK that first delivers it echoes (tsecr, ts_path) its previous
+ * transmission. Each one counts in res->spurious once and widens the
+ * reordering window of the path it was declared lost on (mrc_reo_*);
+ * a DSACK for a PSN the scoreboard no longer remembers is ignored.
  */
 int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 		     struct mrc_sb_ack_res *res);

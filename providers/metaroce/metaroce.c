@@ -534,9 +534,9 @@ static struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
 	struct metaroce_qp *qp;
 	int ret;
 
+	/* The transport has no UC (nor XRC, raw packet): refuse them here. */
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:
-	case IBV_QPT_UC:
 	case IBV_QPT_UD:
 		break;
 	default:
@@ -614,7 +614,7 @@ static bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return type == IBV_QPT_RC || type == IBV_QPT_UC;
+		return type == IBV_QPT_RC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:

@@ -17,9 +17,10 @@
 #include "test_cc.c"
 #include "test_path.c"
 #include "test_replay.c"
+#include "test_reo.c"
 
 #define MRC_CORE_ALL_SUITES						\
 	{ &seq_suite, &crc_suite, &hdr_suite, &sack_suite, &rtt_suite,	\
-	  &cc_suite, &path_suite, &replay_suite }
+	  &cc_suite, &path_suite, &replay_suite, &reo_suite }
 
 #endif /* MRC_CORE_ALL_H */

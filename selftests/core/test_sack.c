@@ -552,7 +552,10 @@ MRC_TEST(sb_reorder_window)
 	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
 	MRC_EXPECT_EQ(r.newly_lost, 1);
 	MRC_EXPECT_EQ(mrc_sb_state_of(sb, 0), MRC_SB_LOST);
-	/* the window is per path: path 1 (no window) uses the count rule */
+	/*
+	 * The window is per path; path 1 without one (no RTT sample yet)
+	 * uses the widest of the others; without any, the count rule.
+	 */
 	mrc_sb_init(sb, 0, 0, 3);
 	sb->reo_wnd_us[0] = 1000;
 	for (i = 0; i < 5; i++)
@@ -560,6 +563,9 @@ MRC_TEST(sb_reorder_window)
 			      0);
 	sb_ack_bits(a, 0, got, 4);
 	sb_ack_path(a, 1, 4);
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(r.newly_lost, 0);
+	sb->reo_wnd_us[0] = 0;
 	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
 	MRC_EXPECT_EQ(r.newly_lost, 1);
 	MRC_EXPECT_EQ(mrc_sb_check(sb), 0);

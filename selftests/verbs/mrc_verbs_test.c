@@ -5,11 +5,15 @@
  * ATOMIC_FETCH_AND_ADD) and UD SEND between two hosts, over any
  * libibverbs device (mrc0, or rxe0 for reference).
  *
- *   mrc_verbs_test -d mrc0 -g 1 [-p port] [-t secs]             (server)
- *   mrc_verbs_test -d mrc0 -g 1 [-p port] [-t secs] SERVER_IP   (client)
+ *   mrc_verbs_test -d mrc0 -g 1 [-p port] [-t secs] [-B size]             (server)
+ *   mrc_verbs_test -d mrc0 -g 1 [-p port] [-t secs] [-B size] SERVER_IP   (client)
  *
  * -t bounds every completion wait (default 30 s); -R (for rxe0 reference
  * runs) also accepts rdma_rxe's known deviations from IB, see lenient.
+ * -B SIZE (bytes, K/M/G suffix, both ends alike) is the big message size
+ * (default 8M) and runs only the big cases: one RDMA_WRITE, one RDMA_READ
+ * and one SEND of SIZE bytes, every byte verified (selftests/lab/bigmsg.sh
+ * moves 1G each).
  *
  * The client drives every case; the server prepares its memory (guard
  * pattern around each target region, posted receives, MRs with the
@@ -50,8 +54,10 @@
 #include <infiniband/verbs.h>
 
 #define GUARD		4096			/* guard bytes each side */
-#define BIG		(8u << 20)		/* 8 MiB */
-#define BUF_SZ		(BIG + (512u << 10))
+#define BIG_DEFAULT	(8u << 20)		/* 8 MiB */
+static uint32_t big = BIG_DEFAULT;		/* -B */
+static bool big_only;				/* -B given */
+#define BUF_SZ		(((size_t)big + 4095) / 4096 * 4096 + (512u << 10))
 #define R_OFF		(64u << 10)		/* regions start here */
 #define SCRATCH_OFF	(BUF_SZ - (64u << 10))	/* GRH, atomic results */
 #define SMALL_MR	4096			/* bounds-test MR length */
@@ -1429,7 +1435,14 @@ static int client(const char *host, int port)
 	sizes[3] = mtu_bytes;
 	sizes[4] = mtu_bytes + 1;
 	sizes[5] = 64 << 10;
-	sizes[6] = BIG;
+	sizes[6] = big;
+
+	if (big_only) {
+		rc_case(IBV_WR_RDMA_WRITE, big, 1, false);
+		rc_case(IBV_WR_RDMA_READ, big, 1, false);
+		rc_case(IBV_WR_SEND, big, 1, false);
+		goto quit;
+	}
 
 	post_errors();
 	for (o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
@@ -1523,6 +1536,7 @@ static int client(const char *host, int port)
 	/* The pair works again after all that. */
 	rc_case(IBV_WR_RDMA_WRITE, 64 << 10, 3, false);
 
+quit:
 	memset(&m, 0, sizeof(m));
 	m.cmd = C_QUIT;
 	send_msg(&m);
@@ -1547,7 +1561,7 @@ int main(int argc, char **argv)
 	int port = 18517, c, i, n;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "d:g:p:t:R")) != -1) {
+	while ((c = getopt(argc, argv, "B:d:g:p:t:R")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -1564,9 +1578,26 @@ int main(int argc, char **argv)
 		case 'R':
 			lenient = true;
 			break;
+		case 'B': {
+			char *end;
+			unsigned long long v = strtoull(optarg, &end, 0);
+
+			if (*end == 'K' || *end == 'k')
+				v <<= 10;
+			else if (*end == 'M' || *end == 'm')
+				v <<= 20;
+			else if (*end == 'G' || *end == 'g')
+				v <<= 30;
+			/* lengths and pattern offsets are 32 bits */
+			if (!v || v > (1ull << 31))
+				die("-B %s: 1 .. 2G", optarg);
+			big = v;
+			big_only = true;
+			break;
+		}
 		default:
 			fprintf(stderr,
-				"usage: %s -d DEV -g GIDIDX [-p PORT] [-t SECS] [-R] [SERVER]\n",
+				"usage: %s -d DEV -g GIDIDX [-p PORT] [-t SECS] [-B SIZE] [-R] [SERVER]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1574,7 +1605,8 @@ int main(int argc, char **argv)
 	is_server = optind >= argc;
 	srand(time(NULL) ^ getpid());
 	signal(SIGALRM, on_alarm);
-	alarm(900);
+	/* the big cases: 3 completion waits and the verifications */
+	alarm(big_only ? 900 + 4 * timeout_s : 900);
 
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n; i++)

@@ -3,7 +3,13 @@
  * metaroce verbs objects through libibverbs (and the metaroce provider):
  * create/destroy PD, MR, CQ, QP, SRQ and AH, the error codes of absurd
  * inputs, a loopback RC pair taken RESET -> INIT -> RTR -> RTS, a UD QP
- * taken to RTS, and receive WQEs posted to an RQ and an SRQ.
+ * taken to RTS, and receive WQEs posted to an RQ and an SRQ; UC QPs
+ * refused with EOPNOTSUPP; and two affiliated async events driven by
+ * loopback traffic, read from the async fd with a timeout:
+ *  - IBV_EVENT_CQ_ERR on a CQ that overflows, the QP completing into it
+ *    moved to ERR with IBV_EVENT_QP_FATAL, the CQEs it did hold intact;
+ *  - IBV_EVENT_SRQ_LIMIT_REACHED once SENDs consume the SRQ below its
+ *    armed limit (not before, and once only), every payload byte checked.
  *
  *   cc -o objects objects.c -libverbs
  *   RDMAV_DRIVERS=.../build/provider/libmetaroce ./objects [mrc0]
@@ -12,10 +18,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <infiniband/verbs.h>
 
 static int failures, checks;
@@ -472,6 +481,475 @@ static void test_ah_ud(struct ibv_pd *pd)
 		CHECK(!ibv_destroy_ah(ah), "destroy_ah");
 }
 
+/* ------------------------------------------------------ UC refused */
+
+/* QPs of mrc0 the kernel knows about (rdma res), -1 if unknown. */
+static int count_qps(void)
+{
+	char cmd[128], line[512];
+	int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma res show qp link %s/1 2>/dev/null",
+		 ibv_get_device_name(ctx->device));
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "lqpn"))
+			n++;
+	return pclose(f) ? -1 : n;
+}
+
+static void test_uc(struct ibv_pd *pd)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_device_attr_ex ax;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int before, after, i, ok = 0, e = 0;
+
+	memset(&ax, 0, sizeof(ax));
+	CHECK(!ibv_query_device_ex(ctx, NULL, &ax) &&
+	      !ax.odp_caps.per_transport_caps.uc_odp_caps,
+	      "query_device_ex advertises nothing for UC (uc_odp_caps 0x%x)",
+	      ax.odp_caps.per_transport_caps.uc_odp_caps);
+
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	CHECK(cq, "UC test: CQ");
+	if (!cq)
+		return;
+	before = count_qps();
+	for (i = 0; i < 16; i++) {
+		qp = make_qp(pd, cq, NULL, IBV_QPT_UC, cap);
+		e = errno;
+		if (qp) {
+			ibv_destroy_qp(qp);
+			break;
+		}
+		if (e != EOPNOTSUPP)
+			break;
+		ok++;
+	}
+	CHECK(ok == 16, "create_qp UC -> %s, 16 times (%d times, then %s)",
+	      strerror(EOPNOTSUPP), ok, i == 16 ? "-" :
+	      qp ? "success" : strerror(e));
+	after = count_qps();
+	CHECK(before >= 0 && after == before,
+	      "no QP left behind by the refused UC QPs (rdma res: %d -> %d)",
+	      before, after);
+	/* The device still makes QPs. */
+	qp = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	CHECK(qp, "create RC QP after the refused UC ones");
+	if (qp)
+		ibv_destroy_qp(qp);
+	CHECK(!ibv_destroy_cq(cq), "UC test: destroy_cq");
+}
+
+/* --------------------------------------------------- async events */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct ev_seen {
+	enum ibv_event_type type;
+	void *elem;		/* cq, qp or srq; NULL for port/device */
+};
+
+static void *ev_elem(const struct ibv_async_event *ev)
+{
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_GID_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_DEVICE_FATAL:
+		return NULL;
+	default:
+		return ev->element.qp;
+	}
+}
+
+/*
+ * Read async events (the fd is non-blocking; poll() bounds the wait)
+ * for up to ms milliseconds or until one of each wanted (type, element)
+ * was seen. Every event is acked at once and logged into seen[].
+ * Returns the number of events read.
+ */
+static int read_events(const struct ev_seen *want, int nwant,
+		       struct ev_seen *seen, int max, int ms)
+{
+	double end = now_s() + ms / 1000.0;
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int n = 0, i, j, left;
+
+	for (;;) {
+		for (left = 0, i = 0; i < nwant; i++) {
+			for (j = 0; j < n; j++)
+				if (seen[j].type == want[i].type &&
+				    seen[j].elem == want[i].elem)
+					break;
+			left += j == n;
+		}
+		if (nwant && !left)
+			return n;
+		if (!ibv_get_async_event(ctx, &ev)) {
+			if (n < max) {
+				seen[n].type = ev.event_type;
+				seen[n].elem = ev_elem(&ev);
+				n++;
+			}
+			ibv_ack_async_event(&ev);
+			continue;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return n;
+		left = (int)((end - now_s()) * 1000);
+		if (left <= 0 || poll(&pfd, 1, left) <= 0)
+			return n;
+	}
+}
+
+static bool saw(const struct ev_seen *seen, int n, enum ibv_event_type t,
+		void *elem)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (seen[i].type == t && seen[i].elem == elem)
+			return true;
+	return false;
+}
+
+static const char *ev_list(const struct ev_seen *seen, int n)
+{
+	static char out[512];
+	size_t k = 0;
+	int i;
+
+	out[0] = 0;
+	for (i = 0; i < n && k < sizeof(out) - 64; i++)
+		k += snprintf(out + k, sizeof(out) - k, "%s%s", i ? ", " : "",
+			      ibv_event_type_str(seen[i].type));
+	return n ? out : "none";
+}
+
+/* Take a loopback pair qa <-> qb to RTS. */
+static int connect_pair(struct ibv_qp *qa, struct ibv_qp *qb)
+{
+	int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+	return to_init(qa, access) || to_init(qb, access) ||
+	       rc_to_rtr(qa, qb->qp_num, 300) ||
+	       rc_to_rtr(qb, qa->qp_num, 400) ||
+	       rc_to_rts(qa, 400) || rc_to_rts(qb, 300);
+}
+
+static uint8_t ev_pat(uint32_t msg, uint32_t i)
+{
+	return (uint8_t)(msg * 73 + i * 7 + (i >> 8) + 1);
+}
+
+/* 1 completion or 0 after secs. */
+static int poll_cq_one(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
+{
+	double end = now_s() + secs;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? 0 : 1;
+	} while (now_s() < end);
+	return 0;
+}
+
+#define OVF_LEN	200
+
+/*
+ * A CQ of N slots takes the send completions of N + 4 signaled RDMA
+ * WRITEs: IB_EVENT_CQ_ERR on the CQ, the QP goes to ERR
+ * (IBV_EVENT_QP_FATAL), the N CQEs the CQ holds are those of the first
+ * N WRITEs, whose bytes arrived.
+ */
+static void test_cq_overflow(struct ibv_pd *pd)
+{
+	static uint8_t mem[2][64 * OVF_LEN] __attribute__((aligned(4096)));
+	struct ibv_qp_cap cap = { .max_send_wr = 64, .max_recv_wr = 1,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_send_wr wr[64], *bad;
+	struct ibv_sge sge[64];
+	struct ev_seen seen[16], want[2];
+	struct ibv_qp_init_attr ia;
+	struct ibv_cq *cq, *cq2;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_qp_attr qa_attr;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	int n, total, i, j, got, nseen, bad_bytes = 0, bad_wc = 0;
+
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	cq2 = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	CHECK(cq && cq2 && mr && cq->cqe >= 4 && cq->cqe <= 60,
+	      "CQ overflow: CQ of %d CQEs, MR", cq ? cq->cqe : 0);
+	if (!cq || !cq2 || !mr || cq->cqe < 4 || cq->cqe > 60)
+		goto out;
+	n = cq->cqe;
+	total = n + 4;
+	qa = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	qb = make_qp(pd, cq2, NULL, IBV_QPT_RC, cap);
+	CHECK(qa && qb && !connect_pair(qa, qb),
+	      "CQ overflow: loopback RC pair in RTS");
+	if (!qa || !qb)
+		goto out;
+	/* Nothing pending from before. */
+	read_events(NULL, 0, seen, 16, 0);
+
+	memset(mem[1], 0xee, sizeof(mem[1]));
+	for (i = 0; i < total; i++) {
+		for (j = 0; j < OVF_LEN; j++)
+			mem[0][i * OVF_LEN + j] = ev_pat(i, j);
+		sge[i].addr = (uintptr_t)mem[0] + i * OVF_LEN;
+		sge[i].length = OVF_LEN;
+		sge[i].lkey = mr->lkey;
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = 1000 + i;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)mem[1] + i * OVF_LEN;
+		wr[i].wr.rdma.rkey = mr->rkey;
+		wr[i].next = i + 1 < total ? &wr[i + 1] : NULL;
+	}
+	CHECK(!ibv_post_send(qa, wr, &bad), "CQ overflow: post %d WRITEs",
+	      total);
+
+	want[0].type = IBV_EVENT_CQ_ERR;
+	want[0].elem = cq;
+	want[1].type = IBV_EVENT_QP_FATAL;
+	want[1].elem = qa;
+	nseen = read_events(want, 2, seen, 16, 20000);
+	CHECK(saw(seen, nseen, IBV_EVENT_CQ_ERR, cq),
+	      "CQ overflow: IBV_EVENT_CQ_ERR on the CQ (events: %s)",
+	      ev_list(seen, nseen));
+	CHECK(saw(seen, nseen, IBV_EVENT_QP_FATAL, qa),
+	      "CQ overflow: IBV_EVENT_QP_FATAL on its QP (events: %s)",
+	      ev_list(seen, nseen));
+	memset(&qa_attr, 0, sizeof(qa_attr));
+	CHECK(!ibv_query_qp(qa, &qa_attr, IBV_QP_STATE, &ia) &&
+	      qa_attr.qp_state == IBV_QPS_ERR,
+	      "CQ overflow: the QP is in ERR (state %d)", qa_attr.qp_state);
+
+	/* The CQ holds what it took before it overflowed, in order. */
+	for (got = 0; got <= total && ibv_poll_cq(cq, 1, &wc) == 1; got++) {
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 1000u + got ||
+		    wc.opcode != IBV_WC_RDMA_WRITE || wc.qp_num != qa->qp_num)
+			bad_wc++;
+		else
+			for (j = 0; j < OVF_LEN; j++)
+				bad_bytes += mem[1][got * OVF_LEN + j] !=
+					     ev_pat(got, j);
+	}
+	CHECK(got == n && !bad_wc && !bad_bytes,
+	      "CQ overflow: %d CQEs kept (want %d), %d bad, their WRITEs landed (%d bad bytes)",
+	      got, n, bad_wc, bad_bytes);
+	for (j = total * OVF_LEN; j < (int)sizeof(mem[1]); j++)
+		bad_bytes += mem[1][j] != 0xee;
+	CHECK(!bad_bytes, "CQ overflow: nothing written past the WRITEs");
+
+	/* Posting to the ERR QP and polling the dead CQ stay harmless. */
+	wr[0].next = NULL;
+	ibv_post_send(qa, wr, &bad);
+	CHECK(ibv_poll_cq(cq, 1, &wc) >= 0, "CQ overflow: poll after it");
+	nseen = read_events(NULL, 0, seen, 16, 300);
+	CHECK(!saw(seen, nseen, IBV_EVENT_CQ_ERR, cq),
+	      "CQ overflow: one CQ_ERR only (later events: %s)",
+	      ev_list(seen, nseen));
+	CHECK(poll_cq_one(cq2, &wc, 0.2) == 0,
+	      "CQ overflow: no CQE on the peer for WRITEs");
+out:
+	if (qa)
+		CHECK(!ibv_destroy_qp(qa), "CQ overflow: destroy its QP");
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (cq)
+		CHECK(!ibv_destroy_cq(cq), "CQ overflow: destroy the CQ");
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+#define SRQ_N		8
+#define SRQ_LIMIT	4
+#define SRQ_SLOT	256
+#define SRQ_LEN		(SRQ_SLOT - 37)
+
+/*
+ * An SRQ with SRQ_N receives posted and srq_limit SRQ_LIMIT armed:
+ * SENDs from the loopback peer consume them one by one; the event
+ * comes when fewer than SRQ_LIMIT are left (after SEND number
+ * SRQ_N - SRQ_LIMIT + 1), not before, and only once (the limit is
+ * disarmed: query_srq reads 0). Every received byte is checked.
+ */
+static void test_srq_limit(struct ibv_pd *pd)
+{
+	static uint8_t mem[2][SRQ_N * SRQ_SLOT] __attribute__((aligned(4096)));
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16,
+						  .max_sge = 1 } };
+	struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 1,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_recv_wr rwr[SRQ_N], *rbad;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge rsge[SRQ_N], sge;
+	struct ev_seen seen[16], want;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_cq *cq = NULL, *cq2 = NULL;
+	struct ibv_srq_attr at;
+	struct ibv_srq *srq;
+	struct ibv_mr *mr = NULL;
+	struct ibv_wc wc;
+	int i, j, nseen, early = -1, bad_msgs = 0, bad_bytes = 0;
+	bool fired = false, waited = false;
+	char why[160] = "";
+
+	srq = ibv_create_srq(pd, &sa);
+	cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	cq2 = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(srq && cq && cq2 && mr, "SRQ limit: SRQ, CQs, MR");
+	if (!srq || !cq || !cq2 || !mr)
+		goto out;
+	qa = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	cap.max_recv_wr = 0;
+	qb = make_qp(pd, cq2, srq, IBV_QPT_RC, cap);
+	CHECK(qa && qb && !connect_pair(qa, qb),
+	      "SRQ limit: loopback RC pair in RTS, receiver on the SRQ");
+	if (!qa || !qb)
+		goto out;
+	read_events(NULL, 0, seen, 16, 0);
+
+	memset(mem[1], 0xee, sizeof(mem[1]));
+	for (i = 0; i < SRQ_N; i++) {
+		rsge[i].addr = (uintptr_t)mem[1] + i * SRQ_SLOT;
+		rsge[i].length = SRQ_SLOT;
+		rsge[i].lkey = mr->lkey;
+		memset(&rwr[i], 0, sizeof(rwr[i]));
+		rwr[i].wr_id = 500 + i;
+		rwr[i].sg_list = &rsge[i];
+		rwr[i].num_sge = 1;
+		rwr[i].next = i + 1 < SRQ_N ? &rwr[i + 1] : NULL;
+	}
+	CHECK(!ibv_post_srq_recv(srq, rwr, &rbad), "SRQ limit: post %d recvs",
+	      SRQ_N);
+	at.srq_limit = SRQ_LIMIT;
+	CHECK(!ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT),
+	      "SRQ limit: arm srq_limit %d", SRQ_LIMIT);
+	nseen = read_events(NULL, 0, seen, 16, 200);
+	CHECK(!nseen, "SRQ limit: no event while %d >= %d are posted (%s)",
+	      SRQ_N, SRQ_LIMIT, ev_list(seen, nseen));
+
+	want.type = IBV_EVENT_SRQ_LIMIT_REACHED;
+	want.elem = srq;
+	for (i = 0; i < SRQ_N; i++) {
+		/* SEND i: SRQ_LEN bytes of its own pattern */
+		for (j = 0; j < SRQ_LEN; j++)
+			mem[0][i * SRQ_SLOT + j] = ev_pat(i + 77, j);
+		sge.addr = (uintptr_t)mem[0] + i * SRQ_SLOT;
+		sge.length = SRQ_LEN;
+		sge.lkey = mr->lkey;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = i;
+		wr.opcode = IBV_WR_SEND;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		if (ibv_post_send(qa, &wr, &bad)) {
+			snprintf(why, sizeof(why), "post SEND %d failed", i);
+			break;
+		}
+		if (!poll_cq_one(cq, &wc, 10) || wc.status != IBV_WC_SUCCESS ||
+		    wc.wr_id != (uint64_t)i) {
+			snprintf(why, sizeof(why), "SEND %d: no good send CQE",
+				 i);
+			break;
+		}
+		if (!poll_cq_one(cq2, &wc, 10)) {
+			snprintf(why, sizeof(why), "SEND %d: no receive CQE",
+				 i);
+			break;
+		}
+		/* receives are taken in posting order */
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 500u + i ||
+		    wc.opcode != IBV_WC_RECV || wc.byte_len != SRQ_LEN ||
+		    wc.qp_num != qb->qp_num)
+			bad_msgs++;
+		for (j = 0; j < SRQ_SLOT; j++)
+			bad_bytes += mem[1][i * SRQ_SLOT + j] !=
+				     (j < SRQ_LEN ? ev_pat(i + 77, j) : 0xee);
+		/* SRQ_N - i - 1 receives are left now */
+		if (SRQ_N - i - 1 >= SRQ_LIMIT) {
+			nseen = read_events(NULL, 0, seen, 16, 100);
+			if (nseen && early < 0)
+				early = i;
+		} else if (!waited) {
+			waited = true;
+			nseen = read_events(&want, 1, seen, 16, 10000);
+			fired = saw(seen, nseen, want.type, srq);
+			CHECK(fired && i == SRQ_N - SRQ_LIMIT,
+			      "SRQ limit: IBV_EVENT_SRQ_LIMIT_REACHED when %d < %d are left (events: %s)",
+			      SRQ_N - i - 1, SRQ_LIMIT, ev_list(seen, nseen));
+			memset(&at, 0xff, sizeof(at));
+			CHECK(!ibv_query_srq(srq, &at) && at.srq_limit == 0,
+			      "SRQ limit: disarmed after the event (srq_limit %u)",
+			      at.srq_limit);
+		} else {
+			nseen = read_events(NULL, 0, seen, 16, 100);
+			if (nseen && early < 0)
+				early = i;
+		}
+	}
+	CHECK(!why[0], "SRQ limit: %d SENDs into the SRQ completed%s%s",
+	      SRQ_N, why[0] ? ": " : "", why);
+	CHECK(fired, "SRQ limit: the event came at all");
+	CHECK(early < 0, "SRQ limit: no other event (first after SEND %d)",
+	      early);
+	CHECK(!bad_msgs && !bad_bytes,
+	      "SRQ limit: receive CQEs (%d bad) and payload bytes (%d bad)",
+	      bad_msgs, bad_bytes);
+out:
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		CHECK(!ibv_destroy_qp(qb), "SRQ limit: destroy the SRQ's QP");
+	if (srq)
+		CHECK(!ibv_destroy_srq(srq), "SRQ limit: destroy_srq");
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "mrc0";
@@ -488,6 +966,10 @@ int main(int argc, char **argv)
 	if (!ctx)
 		return 1;
 	CHECK(!ibv_query_device(ctx, &dattr), "query_device");
+	/* Async events are read with a timeout (poll()). */
+	CHECK(fcntl(ctx->async_fd, F_SETFL,
+		    fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK) == 0,
+	      "async fd non-blocking");
 	find_ipv4_gid();
 	CHECK(gid_index >= 0, "IPv4 GID at index %d", gid_index);
 
@@ -503,6 +985,11 @@ int main(int argc, char **argv)
 		test_ah_ud(pd);
 	}
 	test_srq(pd);
+	test_uc(pd);
+	if (gid_index >= 0) {
+		test_cq_overflow(pd);
+		test_srq_limit(pd);
+	}
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
 	ibv_close_device(ctx);

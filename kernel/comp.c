@@ -118,6 +118,20 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 		s->drops++;
 		return;
 	}
+	if (s->undo_armed && (res.newly_acked || res.cum_advance)) {
+		/*
+		 * The first ACK of new data after a timeout: if it echoes a
+		 * transmission from before the timeout, nothing was lost (the
+		 * peer or the network stalled): give back the windows.
+		 */
+		if ((s32)(a->tsecr - s->undo_ts) < 0) {
+			for (i = 0; i < s->paths.n; i++)
+				mrc_cc_undo(&s->paths.p[i].cc,
+					    &s->cc_saved[i]);
+			metaroce_tp_stat_inc(qp->mdev, TP_STAT_SPURIOUS_RTO);
+		}
+		s->undo_armed = false;
+	}
 	rtt = mrc_rtt_from_echo(now, a->tsecr, a->ack_delay);
 	if (rtt && res.newly_acked)
 		mrc_paths_rtt_sample(&s->paths, a->ts_path, rtt);

@@ -46,6 +46,7 @@ const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX] = {
 	[TP_STAT_NAKS_RCVD].name = "naks_received",
 	[TP_STAT_RETRY_EXC].name = "retry_exceeded",
 	[TP_STAT_SPURIOUS_RETX].name = "spurious_retx",
+	[TP_STAT_SPURIOUS_RTO].name = "spurious_rto",
 };
 
 /* Longest header: BTH + ACKH + 16 path records (208 bytes). */

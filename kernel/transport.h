@@ -73,6 +73,7 @@ enum metaroce_tp_stat {
 	TP_STAT_NAKS_RCVD,
 	TP_STAT_RETRY_EXC,	/* WQEs failed RETRY_EXC_ERR */
 	TP_STAT_SPURIOUS_RETX,	/* retransmissions found unnecessary */
+	TP_STAT_SPURIOUS_RTO,	/* timeouts undone: the peer/network stalled */
 	TP_STAT_MAX
 };
 
@@ -264,6 +265,9 @@ struct metaroce_tps {
 	u64 progress_us;	/* last cumulative progress */
 	u64 heard_us;		/* last packet from the peer, any kind */
 	u32 rto_armed_us;	/* interval of the pending RTO */
+	bool undo_armed;	/* a timeout reduced cc; may prove spurious */
+	u32 undo_ts;		/* tsval clock at that timeout */
+	struct mrc_cc_saved cc_saved[MRC_MAX_PATHS];	/* cc before it */
 
 	/* send queue */
 	u8 *swq;		/* nswq entries of swqe_size */

@@ -1009,6 +1009,13 @@ static void tp_on_timer(struct metaroce_qp *qp)
 	 * of the path's flight. A blackholed path is emptied when replaced.
 	 */
 	n = mrc_sb_mark_stale_lost_n(&s->sb, now, age, lost, 1);
+	if (n && !s->undo_armed) {
+		/* keep what this timeout takes away, in case it is spurious */
+		for (i = 0; i < s->paths.n; i++)
+			mrc_cc_save(&s->paths.p[i].cc, &s->cc_saved[i]);
+		s->undo_armed = true;
+		s->undo_ts = (u32)now;
+	}
 	for (i = 0; i < s->paths.n; i++)
 		stale += lost[i] ? 1 : 0;
 	/*
@@ -1337,6 +1344,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->fail_event = 0;
 	s->stop_new = false;
 	s->rnr_wait = false;
+	s->undo_armed = false;
 	metaroce_tp_resp_reset(qp);
 	s->rsp_head = 0;
 	s->rsp_tail = 0;

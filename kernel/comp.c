@@ -12,6 +12,7 @@
 
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
+#include "trace.h"
 
 /* IB RNR timer encoding (IBTA table 45), microseconds. */
 static const u32 tp_rnr_us[32] = {
@@ -91,6 +92,7 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 	struct mrc_sb_ack_res res;
 	u64 now = tp_now_us();
 	u32 bad, i, rtt, ce = 0;
+	u16 old;
 
 	if (!s->anchored) {
 		/* our PSN space starts where the peer expects it */
@@ -116,6 +118,20 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 		s->drops++;
 		return;
 	}
+	if (s->undo_armed && (res.newly_acked || res.cum_advance)) {
+		/*
+		 * The first ACK of new data after a timeout: if it echoes a
+		 * transmission from before the timeout, nothing was lost (the
+		 * peer or the network stalled): give back the windows.
+		 */
+		if ((s32)(a->tsecr - s->undo_ts) < 0) {
+			for (i = 0; i < s->paths.n; i++)
+				mrc_cc_undo(&s->paths.p[i].cc,
+					    &s->cc_saved[i]);
+			metaroce_tp_stat_inc(qp->mdev, TP_STAT_SPURIOUS_RTO);
+		}
+		s->undo_armed = false;
+	}
 	rtt = mrc_rtt_from_echo(now, a->tsecr, a->ack_delay);
 	if (rtt && res.newly_acked)
 		mrc_paths_rtt_sample(&s->paths, a->ts_path, rtt);
@@ -124,10 +140,15 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 		ce += res.ce[i];
 		if (!(bad & (1U << i)))
 			continue;
+		old = s->paths.p[i].sport;
 		mrc_paths_replace(&s->paths, i);
+		trace_metaroce_path_replace(qp->ibqp.qp_num, i, old,
+					    s->paths.p[i].sport);
 		mrc_sb_mark_inflight_lost(&s->sb, i);
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_PATH_REPLACED);
 	}
+	trace_metaroce_ack(qp->ibqp.qp_num, a->syndrome, a->cum_psn, s->sb.una,
+			   s->sb.nxt, res.newly_acked, res.newly_lost, ce);
 	if (ce)
 		metaroce_tp_stat_add(qp->mdev, TP_STAT_ECN_ECHOED, ce);
 	if (res.spurious)

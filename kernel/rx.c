@@ -13,6 +13,7 @@
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
 #include "core/crc32c.h"
+#include "trace.h"
 
 static_assert(TP_STAT_MAX <= METAROCE_TP_NSTATS);
 
@@ -45,6 +46,7 @@ const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX] = {
 	[TP_STAT_NAKS_RCVD].name = "naks_received",
 	[TP_STAT_RETRY_EXC].name = "retry_exceeded",
 	[TP_STAT_SPURIOUS_RETX].name = "spurious_retx",
+	[TP_STAT_SPURIOUS_RTO].name = "spurious_rto",
 };
 
 /* Longest header: BTH + ACKH + 16 path records (208 bytes). */
@@ -98,12 +100,15 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		metaroce_tp_stat_inc(mdev, err == -MRC_E_ICRC ?
 				     TP_STAT_INTEGRITY_DROPS :
 				     TP_STAT_MALFORMED_DROPS);
+		trace_metaroce_rx_drop(err == -MRC_E_ICRC ? METAROCE_DROP_ICRC :
+				       METAROCE_DROP_MALFORMED, skb->len);
 		kfree_skb(skb);
 		return;
 	}
 	qp = metaroce_qp_get(mdev, p.dst_qpn);
 	if (!qp) {
 		metaroce_tp_stat_inc(mdev, TP_STAT_NOQP_DROPS);
+		trace_metaroce_rx_drop(METAROCE_DROP_NOQP, skb->len);
 		kfree_skb(skb);
 		return;
 	}
@@ -112,17 +117,21 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		   qp->ibqp.qp_type == IB_QPT_GSI) ||
 	    (!ud && qp->ibqp.qp_type != IB_QPT_RC)) {
 		metaroce_tp_stat_inc(mdev, TP_STAT_NOQP_DROPS);
+		trace_metaroce_rx_drop(METAROCE_DROP_NOQP, skb->len);
 		kfree_skb(skb);
 		metaroce_qp_put(qp);
 		return;
 	}
 	ce = metaroce_tp_skb_ce(skb);
+	trace_metaroce_rx(p.dst_qpn, p.opcode, p.psn, p.ppsn, p.path_id,
+			  p.payload_len, ce);
 	tp = &qp->tp;
 	__skb_queue_head_init(&q);
 
 	spin_lock_bh(&tp->lock);
 	if (tp->dead || !tp->s || !tp->s->rx_ready) {
 		spin_unlock_bh(&tp->lock);
+		trace_metaroce_rx_drop(METAROCE_DROP_NOTREADY, skb->len);
 		kfree_skb(skb);
 		metaroce_qp_put(qp);
 		return;

@@ -36,6 +36,14 @@ struct metaroce_tps;
  * statistic show link DEV/1`) under the names below. Stored as atomic64_t
  * in struct metaroce_dev, indexed by enum metaroce_tp_stat.
  */
+/* Why a received packet was dropped (tracepoint metaroce_rx_drop). */
+enum metaroce_drop_reason {
+	METAROCE_DROP_MALFORMED,
+	METAROCE_DROP_ICRC,
+	METAROCE_DROP_NOQP,
+	METAROCE_DROP_NOTREADY,
+};
+
 enum metaroce_tp_stat {
 	TP_STAT_TX_PACKETS,	/* every packet sent */
 	TP_STAT_TX_BYTES,	/* their bytes, ICRC included */
@@ -65,6 +73,7 @@ enum metaroce_tp_stat {
 	TP_STAT_NAKS_RCVD,
 	TP_STAT_RETRY_EXC,	/* WQEs failed RETRY_EXC_ERR */
 	TP_STAT_SPURIOUS_RETX,	/* retransmissions found unnecessary */
+	TP_STAT_SPURIOUS_RTO,	/* timeouts undone: the peer/network stalled */
 	TP_STAT_MAX
 };
 
@@ -87,6 +96,15 @@ static inline void metaroce_tp_stat_inc(struct metaroce_dev *mdev,
 struct metaroce_tp {
 	spinlock_t lock;
 	struct metaroce_tps *s;		/* the bulk, kvzalloc'd */
+	/*
+	 * Packets are built under @lock but sent after it is dropped; txq
+	 * (its own lock) keeps them in build order: whoever finds tx_busy
+	 * clear sends until txq is empty, everyone else only appends. So a
+	 * softirq that opens the window while a doorbell is still sending
+	 * cannot overtake the doorbell's packets on a path.
+	 */
+	struct sk_buff_head txq;
+	bool tx_busy;			/* under txq.lock */
 	struct work_struct work;	/* requester / completer work */
 	struct hrtimer rto_timer;	/* RTO and tail-loss probe */
 	struct hrtimer ack_timer;	/* delayed ACK */
@@ -109,6 +127,8 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 void metaroce_tp_qp_destroy(struct metaroce_qp *qp);
 /* New WQEs were made visible in qp->sq (doorbell or kernel post_send). */
 void metaroce_tp_kick(struct metaroce_qp *qp);
+/* `rdma res show qp -dd`: transport state (window, RTT, per path). */
+int metaroce_tp_fill_res_qp(struct sk_buff *msg, struct metaroce_qp *qp);
 /*
  * A metaroce packet arrived on @mdev (UDP payload at skb->data). Consumes
  * the skb.
@@ -245,6 +265,9 @@ struct metaroce_tps {
 	u64 progress_us;	/* last cumulative progress */
 	u64 heard_us;		/* last packet from the peer, any kind */
 	u32 rto_armed_us;	/* interval of the pending RTO */
+	bool undo_armed;	/* a timeout reduced cc; may prove spurious */
+	u32 undo_ts;		/* tsval clock at that timeout */
+	struct mrc_cc_saved cc_saved[MRC_MAX_PATHS];	/* cc before it */
 
 	/* send queue */
 	u8 *swq;		/* nswq entries of swqe_size */
@@ -308,6 +331,7 @@ static inline ktime_t tp_us_ktime(u64 us)
 struct sk_buff *metaroce_tp_alloc_skb(u32 len);
 void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb);
 void metaroce_tp_xmit_queue(struct metaroce_qp *qp, struct sk_buff_head *q);
+void metaroce_tp_txq_purge(struct metaroce_qp *qp);
 bool metaroce_tp_skb_ce(const struct sk_buff *skb);
 
 /* tx.c */

@@ -21,8 +21,11 @@
 #include <linux/vmalloc.h>
 #include <linux/log2.h>
 
+#include <rdma/restrack.h>
+
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
+#include "trace.h"
 
 static unsigned int tp_rto_floor_us = 10000;
 module_param_named(rto_floor_us, tp_rto_floor_us, uint, 0644);
@@ -32,6 +35,12 @@ MODULE_PARM_DESC(rto_floor_us,
 static unsigned int tp_npaths = MRC_PATHS_DEFAULT;
 module_param_named(paths, tp_npaths, uint, 0644);
 MODULE_PARM_DESC(paths, "paths (UDP source ports) per QP, 1..16 (default 4)");
+
+static unsigned int tp_ack_every = MRC_ACK_EVERY_DEFAULT;
+module_param_named(ack_every, tp_ack_every, uint, 0644);
+MODULE_PARM_DESC(ack_every,
+		 "receiver ACKs at least every N in-order packets, 1..64 (default "
+		 __stringify(MRC_ACK_EVERY_DEFAULT) ")");
 
 static struct workqueue_struct *tp_wq;
 
@@ -363,8 +372,8 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 	}
 	tp_build_end(skb);
 	metaroce_tp_stat_inc(qp->mdev, TP_STAT_TX_DATA);
-	pr_debug("qp %u tx op %u psn %u len %u%s\n", qp->ibqp.qp_num, d->opcode,
-		 psn, d->len, retx ? " retx" : "");
+	trace_metaroce_tx(qp->ibqp.qp_num, p.opcode, psn, ppsn, path,
+			  s->paths.p[path].sport, d->len, retx);
 	tp_cb(skb)->sport = s->paths.p[path].sport;
 	tp_cb(skb)->ect = 1;
 	return skb;
@@ -653,6 +662,7 @@ static int tp_retransmit(struct metaroce_qp *qp, struct sk_buff_head *q,
 			break;
 		if (mrc_sb_on_retx(&s->sb, psn, path, now, &ppsn))
 			break;
+		trace_metaroce_retransmit(qp->ibqp.qp_num, psn, path, cause);
 		skb = tp_build_psn(qp, psn, ppsn, path, true);
 		s->retx_pkts++;
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETX);
@@ -978,6 +988,8 @@ static void tp_on_timer(struct metaroce_qp *qp)
 
 	if (!mrc_sb_outstanding(&s->sb))
 		return;
+	trace_metaroce_timer(qp->ibqp.qp_num, s->tlp_armed, s->sb.una,
+			     s->sb.nxt, s->retries);
 	if (s->tlp_armed) {
 		/* tail-loss probe: resend the newest unacknowledged PSN */
 		s->tlp_armed = false;
@@ -997,6 +1009,13 @@ static void tp_on_timer(struct metaroce_qp *qp)
 	 * of the path's flight. A blackholed path is emptied when replaced.
 	 */
 	n = mrc_sb_mark_stale_lost_n(&s->sb, now, age, lost, 1);
+	if (n && !s->undo_armed) {
+		/* keep what this timeout takes away, in case it is spurious */
+		for (i = 0; i < s->paths.n; i++)
+			mrc_cc_save(&s->paths.p[i].cc, &s->cc_saved[i]);
+		s->undo_armed = true;
+		s->undo_ts = (u32)now;
+	}
 	for (i = 0; i < s->paths.n; i++)
 		stale += lost[i] ? 1 : 0;
 	/*
@@ -1017,7 +1036,11 @@ static void tp_on_timer(struct metaroce_qp *qp)
 			continue;
 		}
 		if (mrc_paths_on_timeout(&s->paths, i)) {
+			u16 old = path->sport;
+
 			mrc_paths_replace(&s->paths, i);
+			trace_metaroce_path_replace(qp->ibqp.qp_num, i, old,
+						    path->sport);
 			mrc_sb_mark_inflight_lost(&s->sb, i);
 			metaroce_tp_stat_inc(qp->mdev, TP_STAT_PATH_REPLACED);
 		}
@@ -1207,6 +1230,72 @@ void metaroce_tp_run_inline(struct metaroce_qp *qp)
 	tp_run(qp, true);
 }
 
+/* ------------------------------------------------------ restrack */
+
+/* Per-path fields of `rdma res show qp -dd`, in this order. */
+static const char * const tp_res_path_fmt[] = {
+	"p%u_sport", "p%u_cwnd", "p%u_inflight", "p%u_srtt_us", "p%u_rto_us",
+	"p%u_replaced",
+};
+
+static int tp_res_path(struct sk_buff *msg, struct metaroce_tps *s, u32 i)
+{
+	const struct mrc_path *p = &s->paths.p[i];
+	u32 v[ARRAY_SIZE(tp_res_path_fmt)] = {
+		p->sport, mrc_cc_window(&p->cc), s->sb.inflight[i],
+		p->rtt.srtt8 >> 3, p->rtt.rto, p->replaced,
+	};
+	char name[16];
+	u32 j;
+
+	for (j = 0; j < ARRAY_SIZE(v); j++) {
+		snprintf(name, sizeof(name), tp_res_path_fmt[j], i);
+		if (rdma_nl_put_driver_u32(msg, name, v[j]))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static int tp_res_qp(struct sk_buff *msg, struct metaroce_tps *s)
+{
+	u32 n = min_t(u32, s->paths.n, MRC_MAX_PATHS), i;
+
+	if (rdma_nl_put_driver_u32(msg, "sq_psn_una", s->sb.una) ||
+	    rdma_nl_put_driver_u32(msg, "sq_outstanding",
+				   mrc_sb_outstanding(&s->sb)) ||
+	    rdma_nl_put_driver_u32(msg, "rq_psn_cum", s->rx.cum) ||
+	    rdma_nl_put_driver_u32(msg, "seg_size", s->mtu) ||
+	    rdma_nl_put_driver_u32(msg, "retx_pkts", (u32)s->retx_pkts) ||
+	    rdma_nl_put_driver_u32(msg, "rtos", (u32)s->rtos) ||
+	    rdma_nl_put_driver_u32(msg, "paths", n))
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++)
+		if (tp_res_path(msg, s, i))
+			return -EMSGSIZE;
+	return 0;
+}
+
+int metaroce_tp_fill_res_qp(struct sk_buff *msg, struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct nlattr *nest;
+	int ret;
+
+	if (!s)
+		return 0;
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	spin_lock_bh(&qp->tp.lock);
+	ret = tp_res_qp(msg, s);
+	spin_unlock_bh(&qp->tp.lock);
+	if (ret)
+		nla_nest_cancel(msg, nest);
+	else
+		nla_nest_end(msg, nest);
+	return ret;
+}
+
 /* ----------------------------------------------------------- hooks */
 
 int metaroce_tp_qp_init(struct metaroce_qp *qp)
@@ -1215,6 +1304,7 @@ int metaroce_tp_qp_init(struct metaroce_qp *qp)
 	struct metaroce_tps *s;
 
 	spin_lock_init(&tp->lock);
+	skb_queue_head_init(&tp->txq);
 	INIT_WORK(&tp->work, tp_work);
 	hrtimer_init(&tp->rto_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	tp->rto_timer.function = tp_rto_fn;
@@ -1254,6 +1344,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->fail_event = 0;
 	s->stop_new = false;
 	s->rnr_wait = false;
+	s->undo_armed = false;
 	metaroce_tp_resp_reset(qp);
 	s->rsp_head = 0;
 	s->rsp_tail = 0;
@@ -1316,6 +1407,8 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 	case IB_QPS_RTR:
 		if (old != IB_QPS_RTR) {
 			mrc_rx_init(&s->rx, qp->rq_psn);
+			s->rx.ack_every = clamp_t(u32, READ_ONCE(tp_ack_every),
+						  1, 64);
 			tp_paths_init(qp);
 			metaroce_tp_resp_reset(qp);
 			s->anchored = false;
@@ -1366,6 +1459,7 @@ void metaroce_tp_qp_destroy(struct metaroce_qp *qp)
 	hrtimer_cancel(&tp->rto_timer);
 	hrtimer_cancel(&tp->rnr_timer);
 	hrtimer_cancel(&tp->ack_timer);
+	metaroce_tp_txq_purge(qp);
 	if (!s)
 		return;
 	spin_lock_bh(&tp->lock);

@@ -195,6 +195,11 @@ static void metaroce_dealloc_driver(struct ib_device *ibdev)
 
 METAROCE_CREATE_CQ_OP(metaroce_create_cq)
 
+static int metaroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	return metaroce_tp_fill_res_qp(msg, to_mqp(ibqp));
+}
+
 static const struct ib_device_ops metaroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = METAROCE_RDMA_DRIVER_ID,
@@ -217,6 +222,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 	.destroy_cq = metaroce_destroy_cq,
 	.destroy_qp = metaroce_destroy_qp,
 	.destroy_srq = metaroce_destroy_srq,
+	.fill_res_qp_entry = metaroce_fill_res_qp_entry,
 	.get_dma_mr = metaroce_get_dma_mr,
 	.get_hw_stats = metaroce_get_hw_stats,
 	.get_link_layer = metaroce_get_link_layer,

@@ -142,10 +142,37 @@ drop:
 
 void metaroce_tp_xmit_queue(struct metaroce_qp *qp, struct sk_buff_head *q)
 {
+	struct metaroce_tp *tp = &qp->tp;
 	struct sk_buff *skb;
 
-	while ((skb = __skb_dequeue(q)))
+	if (skb_queue_empty(q))
+		return;
+	spin_lock_bh(&tp->txq.lock);
+	skb_queue_splice_tail_init(q, &tp->txq);
+	if (tp->tx_busy) {
+		spin_unlock_bh(&tp->txq.lock);
+		return;
+	}
+	tp->tx_busy = true;
+	while ((skb = __skb_dequeue(&tp->txq))) {
+		spin_unlock_bh(&tp->txq.lock);
 		metaroce_tp_xmit(qp, skb);
+		spin_lock_bh(&tp->txq.lock);
+	}
+	tp->tx_busy = false;
+	spin_unlock_bh(&tp->txq.lock);
+}
+
+/* QP teardown: packets still queued (none once every sender returned). */
+void metaroce_tp_txq_purge(struct metaroce_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&qp->tp.txq))) {
+		if (tp_cb(skb)->ah)
+			metaroce_ah_put(tp_cb(skb)->ah);
+		kfree_skb(skb);
+	}
 }
 
 /* Did the IP header of a received packet carry ECN CE? */

@@ -14,7 +14,7 @@
 #
 # Usage: scripts/bench.sh [--quick] [--conditions LIST] [--reps N]
 #                         [--duration S] [--contenders LIST] [--tests LIST]
-#                         [--out DIR] [--publish]
+#                         [--mtu N] [--out DIR] [--publish]
 #        scripts/bench.sh --report DIR [--publish]   (re-make the outputs)
 #
 # Every raw run goes to build/bench/<timestamp>/runs.csv; summary.md and the
@@ -38,6 +38,7 @@ out=
 publish=
 report_only=
 lat_iters=
+mtu=1500
 
 usage() {
 	sed -n '/^# Usage:/,/^# Every raw/p' "$0" | sed 's/^# \{0,1\}//' | head -n -1
@@ -54,6 +55,9 @@ Options:
                      write_sweep,write_lat_2,write_lat_4096
                      (default: all but write_sweep only in full mode)
   --lat-iters N      ib_write_lat iterations (default 200, quick 50)
+  --mtu N            eth0 MTU on both nodes (default 1500; 9000 = jumbo
+                     frames, as RoCE fabrics run: rxe then uses IB MTU
+                     4096, metaroce segments to the IP MTU, TCP's MSS grows)
   --out DIR          output directory (default build/bench/<timestamp>)
   --publish          also write the table into Documentation/benchmarks.md
   --report DIR       only re-make summary.md/plots (and --publish) from
@@ -70,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--contenders) contenders=$2; shift ;;
 	--tests) tests=$2; shift ;;
 	--lat-iters) lat_iters=$2; shift ;;
+	--mtu) mtu=$2; shift ;;
 	--out) out=$2; shift ;;
 	--publish) publish=1 ;;
 	--report) report_only=$2; shift ;;
@@ -96,6 +101,10 @@ else
 	: "${conditions:=$ALL_CONDITIONS}" "${reps:=5}" "${duration:=10}"
 	: "${tests:=write_bw,read_bw,send_bw,write_sweep,write_lat_2,write_lat_4096}"
 	: "${lat_iters:=200}"
+fi
+if ! [[ $mtu =~ ^[0-9]+$ ]] || [ "$mtu" -lt 1280 ] || [ "$mtu" -gt 9000 ]; then
+	echo "bench: --mtu must be 1280..9000" >&2
+	exit 2
 fi
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "bench: --reps must be >= 1" >&2; exit 2; }
 if ! [[ $duration =~ ^[1-9][0-9]*$ ]] || [ "$duration" -lt 4 ]; then
@@ -156,6 +165,8 @@ fi
 	echo "reps=$reps"
 	echo "duration=$duration"
 	echo "lat_iters=$lat_iters"
+	echo "mtu=$mtu"
+	echo "link=qemu ${LAB_LINK:-stream} netdev"
 	echo "perftest=$(dpkg-query -W -f='${Version}' perftest 2>/dev/null)"
 	echo "iperf3=$(dpkg-query -W -f='${Version}' iperf3 2>/dev/null)"
 } >"$OUT/meta.txt"
@@ -413,6 +424,9 @@ lab_start
 echo "# bench: output in ${OUT#"$BENCH_ROOT"/}"
 for n in n1 n2; do
 	echo "guest_$n=$(lab_run $n 'uname -r; nproc; grep MemTotal /proc/meminfo' | tr '\n' ' ')" >>"$OUT/meta.txt"
+done
+for n in n1 n2; do
+	check "$n: eth0 MTU $mtu" lab_run $n "ip link set eth0 mtu $mtu"
 done
 for who in "${CONT_LIST[@]}"; do
 	[ "$who" = tcp ] && continue

@@ -103,6 +103,22 @@ void mrc_cc_on_timeout(struct mrc_cc *cc)
 	cc->reduced = 1;
 }
 
+void mrc_cc_save(const struct mrc_cc *cc, struct mrc_cc_saved *sv)
+{
+	sv->cwnd = cc->cwnd;
+	sv->ssthresh = cc->ssthresh;
+	sv->alpha = cc->alpha;
+}
+
+void mrc_cc_undo(struct mrc_cc *cc, const struct mrc_cc_saved *sv)
+{
+	cc->cwnd = max_t(u32, cc->cwnd, sv->cwnd);
+	cc->ssthresh = max_t(u32, cc->ssthresh, sv->ssthresh);
+	cc->alpha = min_t(u32, cc->alpha, sv->alpha);
+	cc_clamp(cc);
+	cc_new_round(cc);
+}
+
 void mrc_cc_set_max(struct mrc_cc *cc, u32 max_pkts)
 {
 	max_pkts = clamp_t(u32, max_pkts, cc->min_cwnd >> MRC_CC_SHIFT,

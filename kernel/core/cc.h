@@ -39,6 +39,18 @@ struct mrc_cc {
 	u8 reduced;		/* already decreased this round */
 };
 
+/*
+ * Window state saved when a timeout collapses it, so that the reduction
+ * can be undone if the timeout proves spurious (Eifel/F-RTO: an ACK
+ * echoes a transmission from before the timeout, i.e. nothing was lost,
+ * the network or the peer only stalled).
+ */
+struct mrc_cc_saved {
+	u32 cwnd;
+	u32 ssthresh;
+	u32 alpha;
+};
+
 /* Window bounds in packets; 0 selects the MRC_CWND_* defaults. */
 void mrc_cc_init(struct mrc_cc *cc, u32 init_pkts, u32 min_pkts,
 		 u32 max_pkts);
@@ -51,6 +63,15 @@ void mrc_cc_on_loss(struct mrc_cc *cc);
 
 /* Retransmission timeout attributed to the path: back to minimum. */
 void mrc_cc_on_timeout(struct mrc_cc *cc);
+
+/* Save the window before a reduction that may have to be undone. */
+void mrc_cc_save(const struct mrc_cc *cc, struct mrc_cc_saved *sv);
+
+/*
+ * The reduction since mrc_cc_save() was spurious: return to the saved
+ * window (or keep the current one if it has grown past it since).
+ */
+void mrc_cc_undo(struct mrc_cc *cc, const struct mrc_cc_saved *sv);
 
 /* New upper bound (packets, e.g. from mrc_cc_bdp_pkts() or fair share). */
 void mrc_cc_set_max(struct mrc_cc *cc, u32 max_pkts);

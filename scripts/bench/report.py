@@ -387,8 +387,10 @@ def summary(d, rows, meta, ascii_out):
          "- date: %s" % meta.get("date", "?"),
          "- command: `%s`" % meta.get("command", "?"),
          "- host: %s; CPU: %s" % (meta.get("host", "?"), meta.get("cpu", "?")),
-         "- guests: two qemu TCG nodes (-smp 1), kernel %s" %
-         meta.get("guest_n1", "?").split(" ")[0],
+         "- guests: two qemu TCG nodes (-smp 1), kernel %s; link: %s, "
+         "eth0 MTU %s" % (meta.get("guest_n1", "?").split(" ")[0],
+                          meta.get("link", "qemu socket netdev (tcp)"),
+                          meta.get("mtu", "1500")),
          "- reps: %s per contender and condition, alternated "
          "(metaroce, rxe, tcp, metaroce, ...); bandwidth runs %s s; "
          "latency runs %s iterations" % (meta.get("reps", "?"),

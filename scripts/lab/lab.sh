@@ -4,8 +4,8 @@
 # selftests/lab/. See scripts/lab/README for the API.
 #
 #   n1 192.0.2.1/24 fd00:6d72::1/64     n2 192.0.2.2/24 fd00:6d72::2/64
-#   +---------------------+  qemu socket netdev  +---------------------+
-#   | qemu TCG, eth0      |<--- 127.0.0.1:PORT -->| qemu TCG, eth0      |
+#   +---------------------+  qemu stream netdev  +---------------------+
+#   | qemu TCG, eth0      |<-- unix socket ------>| qemu TCG, eth0      |
 #   | virtio-net ..:01    |                       | virtio-net ..:02    |
 #   +---------------------+                       +---------------------+
 #   Both run Debian's stock kernel (.cache/kernel-$(cat .cache/kver)) with
@@ -22,9 +22,14 @@ LAB_CMD_TIMEOUT=${LAB_CMD_TIMEOUT:-300}	# default per-command limit
 LAB_MEM=${LAB_MEM:-1G}
 LAB_MODULE=${LAB_MODULE:-$LAB_ROOT/metaroce.ko}
 LAB_NODES=(n1 n2)
+# The link between the nodes: "stream" (default) is a unix stream socket
+# between the two qemus; "tcp" is the older qemu socket netdev over
+# 127.0.0.1, whose Nagle + delayed ACK hold small frames up to ~40 ms.
+LAB_LINK=${LAB_LINK:-stream}
 # Kernel log lines that fail a run.
 LAB_DMESG_BAD='WARNING:|BUG:|Oops|refcount_t|kmemleak|UBSAN|KASAN|general protection|Call Trace|Kernel panic'
 LAB_RUN=
+LAB_SOCK=
 LAB_STARTED=
 LAB_STOPPED=
 LAB_SUMMARY_DONE=
@@ -84,7 +89,7 @@ _lab_qemu() {	# NODE IDX NETDEV-OPTS
 		-device virtio-9p-pci,fsdev=lab,mount_tag=lab \
 		-fsdev "local,id=repo,path=$LAB_ROOT,security_model=none,readonly=on,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=repo,mount_tag=repo \
-		-netdev "socket,id=n0,$net" \
+		-netdev "$net,id=n0" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:6d:72:0$idx,romfile=" \
 		</dev/null >"$LAB_RUN/$node.qemu.log" 2>&1 &
 	echo $! >"$LAB_RUN/$node/qemu.pid"
@@ -100,21 +105,41 @@ _lab_kill_all() {	# kill every qemu of this lab, wait for it
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
+	[ -n "$LAB_SOCK" ] && rm -f "$LAB_SOCK"
 }
 
 # _lab_boot: start both qemus, wait for both agents; sets LAB_BOOT_SECS.
 # Returns 1 (with LAB_BOOT_ERR) on a timeout or qemu exit.
 _lab_boot() {
-	local port tries node t0 ok s0=$SECONDS
+	local port tries node t0 ok s0=$SECONDS sock
 	LAB_BOOT_ERR=
 	t0=$(date +%s.%N)
 	for tries in 1 2 3 4 5; do
-		port=$((20000 + RANDOM % 40000))
-		_lab_port_free "$port" || continue
-		_lab_qemu n1 1 "listen=127.0.0.1:$port"
+		case $LAB_LINK in
+		stream)
+			# a unix stream socket: reliable, ordered, no Nagle
+			sock=$(mktemp -u /tmp/mrc-lab-XXXXXX.sock)
+			port=$sock
+			LAB_SOCK=$sock
+			_lab_qemu n1 1 "stream,server=on,addr.type=unix,addr.path=$sock"
+			;;
+		tcp)
+			port=$((20000 + RANDOM % 40000))
+			_lab_port_free "$port" || continue
+			_lab_qemu n1 1 "socket,listen=127.0.0.1:$port"
+			;;
+		*)
+			LAB_BOOT_ERR="LAB_LINK=$LAB_LINK: use stream or tcp"
+			return 1
+			;;
+		esac
 		ok=
 		for _ in $(seq 200); do
-			! _lab_port_free "$port" && { ok=1; break; }
+			if [ "$LAB_LINK" = stream ]; then
+				[ -S "$sock" ] && { ok=1; break; }
+			else
+				! _lab_port_free "$port" && { ok=1; break; }
+			fi
 			_lab_alive n1 || break
 			sleep 0.05
 		done
@@ -127,7 +152,11 @@ _lab_boot() {
 		LAB_BOOT_ERR="n1: qemu did not start"
 		return 1
 	fi
-	_lab_qemu n2 2 "connect=127.0.0.1:$port"
+	if [ "$LAB_LINK" = stream ]; then
+		_lab_qemu n2 2 "stream,server=off,addr.type=unix,addr.path=$sock"
+	else
+		_lab_qemu n2 2 "socket,connect=127.0.0.1:$port"
+	fi
 	for node in "${LAB_NODES[@]}"; do
 		while [ ! -e "$LAB_RUN/$node/ready" ]; do
 			if ! _lab_alive "$node"; then
@@ -153,7 +182,7 @@ lab_start() {
 	local node try
 	[ -f "$LAB_KDIR/boot/vmlinuz-$LAB_KVER" ] ||
 		lab_fatal "no kernel at $LAB_KDIR (run scripts/setup.sh)"
-	LAB_INITRD=$("$LAB_ROOT/scripts/lab/mkinitramfs.sh") ||
+	LAB_INITRD=$(KVER=$LAB_KVER KDIR=$LAB_KDIR "$LAB_ROOT/scripts/lab/mkinitramfs.sh") ||
 		lab_fatal "initramfs build failed"
 	LAB_RUN=$LAB_ROOT/build/lab/run-$(date +%Y%m%d-%H%M%S)-$LAB_NAME-$$
 	mkdir -p "$LAB_RUN/checks" "$LAB_RUN/bg"
@@ -178,7 +207,7 @@ lab_start() {
 		done
 	done
 	lab_log "both nodes ready in ${LAB_BOOT_SECS}s (n1: $(cat "$LAB_RUN/n1/ready"); n2: $(cat "$LAB_RUN/n2/ready"))"
-	echo "# lab $LAB_NAME: nodes ready in ${LAB_BOOT_SECS}s (port $LAB_PORT)"
+	echo "# lab $LAB_NAME: nodes ready in ${LAB_BOOT_SECS}s (link $LAB_LINK $LAB_PORT)"
 }
 
 # Mailbox: allocate the next command number of NODE (safe from subshells).
@@ -395,6 +424,7 @@ lab_stop() {
 		fi
 		wait "$pid" 2>/dev/null
 	done
+	[ -n "$LAB_SOCK" ] && rm -f "$LAB_SOCK"
 	any_fail=$(grep -c '^FAIL' "$LAB_RUN/checks.txt")
 	if [ "$any_fail" -gt 0 ]; then
 		for node in "${LAB_NODES[@]}"; do

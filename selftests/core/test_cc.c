@@ -100,6 +100,40 @@ MRC_TEST(cc_slow_start_after_timeout)
 	MRC_EXPECT_EQ(mrc_cc_window(&cc), 3);
 }
 
+MRC_TEST(cc_undo_spurious_timeout)
+{
+	struct mrc_cc cc;
+	struct mrc_cc_saved sv;
+	u32 i;
+
+	mrc_cc_init(&cc, 32, 1, 64);
+	mrc_cc_save(&cc, &sv);
+	mrc_cc_on_timeout(&cc);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 1);
+	mrc_cc_on_ack(&cc, 3, 0);			/* slow start: 4 */
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 4);
+	mrc_cc_undo(&cc, &sv);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 32);	/* back where it was */
+	MRC_EXPECT_EQ(cc.ssthresh, 32U << MRC_CC_SHIFT);
+	/* additive increase again afterwards, not slow start */
+	mrc_cc_on_ack(&cc, 32, 0);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 33);
+	/* a window that grew past the saved one is kept */
+	mrc_cc_save(&cc, &sv);
+	for (i = 0; i < 40; i++)
+		mrc_cc_on_ack(&cc, 40, 0);
+	MRC_EXPECT_TRUE(mrc_cc_window(&cc) > 33);
+	i = mrc_cc_window(&cc);
+	mrc_cc_undo(&cc, &sv);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), i);
+	/* never past max */
+	mrc_cc_init(&cc, 32, 1, 64);
+	mrc_cc_save(&cc, &sv);
+	mrc_cc_set_max(&cc, 8);
+	mrc_cc_undo(&cc, &sv);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 8);
+}
+
 MRC_TEST(cc_bdp)
 {
 	/* 100 Gb/s, 10 us, 4 KiB: 125000 B = 30 pkts, +25% = 37 */
@@ -116,4 +150,5 @@ MRC_SUITE(cc,
 	  MRC_CASE(cc_ecn_decrease),
 	  MRC_CASE(cc_loss_and_timeout),
 	  MRC_CASE(cc_slow_start_after_timeout),
+	  MRC_CASE(cc_undo_spurious_timeout),
 	  MRC_CASE(cc_bdp));

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# ab.sh: A/B a tuning knob in one lab sitting. Boots the two-node lab, loads
+# metaroce and rdma_rxe on eth0, then for each rep runs ib_write_bw 64 KiB
+# once per variant, alternating, and prints the median MiB/s per variant.
+#
+#   scripts/ab.sh [-n REPS] [-D SECS] [-t TEST] VARIANT...
+#
+# A variant is NAME=SHELL: SHELL runs on both nodes before the variant's run
+# (e.g. to set a module parameter); a NAME starting with "rxe" runs on rxe0
+# instead of mrc0. Example:
+#   scripts/ab.sh rxe= a4='echo 4 >/sys/module/metaroce/parameters/ack_every' \
+#                      a16='echo 16 >/sys/module/metaroce/parameters/ack_every'
+# Parameters read at QP creation apply to the next run. Ratios only mean
+# something within one sitting (TCG is noisy).
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+REPS=3
+DUR=5
+TEST=ib_write_bw
+while getopts n:D:t: o; do
+	case $o in
+	n) REPS=$OPTARG ;;
+	D) DUR=$OPTARG ;;
+	t) TEST=$OPTARG ;;
+	*) sed -n '3,16p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { sed -n '3,16p' "$0"; exit 2; }
+LAB_NAME=ab
+# shellcheck source=scripts/lab/lab.sh
+. "$ROOT/scripts/lab/lab.sh"
+
+lab_start
+for n in n1 n2; do
+	lab_load_metaroce $n >/dev/null || lab_fatal "$n: metaroce did not load"
+	lab_run $n 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0' >/dev/null ||
+		lab_fatal "$n: rxe did not load"
+done
+
+declare -A res
+for rep in $(seq "$REPS"); do
+	for v in "$@"; do
+		name=${v%%=*}
+		code=${v#*=}
+		dev=mrc0
+		case $name in rxe*) dev=rxe0 ;; esac
+		if [ -n "$code" ]; then
+			n1 "$code" >/dev/null
+			n2 "$code" >/dev/null
+		fi
+		out=$(lab_perftest "$TEST" -d $dev -x 1 -F -s 65536 -D "$DUR" -- \
+			"$TEST" -d $dev -x 1 -F -s 65536 -D "$DUR" 192.0.2.2)
+		mb=$(awk '$1 == 65536 { print $4 * 1000000 / 1048576 }' <<<"$out")
+		printf '%-10s rep %d: %s MiB/s\n' "$name" "$rep" "${mb:-FAIL}"
+		res[$name]+="${mb:-0} "
+	done
+done
+for v in "$@"; do
+	name=${v%%=*}
+	printf '%-10s median %s MiB/s (runs: %s)\n' "$name" \
+		"$(tr ' ' '\n' <<<"${res[$name]}" | grep . | sort -g |
+			awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')" \
+		"${res[$name]% }"
+done
+lab_stop

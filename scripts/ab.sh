@@ -52,7 +52,13 @@ for rep in $(seq "$REPS"); do
 		out=$(lab_perftest "$TEST" -d $dev -x 1 -F -s 65536 -D "$DUR" -- \
 			"$TEST" -d $dev -x 1 -F -s 65536 -D "$DUR" 192.0.2.2)
 		mb=$(awk '$1 == 65536 { print $4 * 1000000 / 1048576 }' <<<"$out")
-		printf '%-10s rep %d: %s MiB/s\n' "$name" "$rep" "${mb:-FAIL}"
+		ctr=
+		if [ $dev = mrc0 ]; then
+			# transport counters of the sender, cumulative
+			ctr=$(n1 rdma statistic show link mrc0/1 | tr ' ' '\n' |
+				awk '/^(tx_data_packets|retx_packets|tlp|rto_events|spurious_rto|spurious_retx|acks_received)$/ {k=$0; getline; printf "%s=%s ", k, $0}')
+		fi
+		printf '%-10s rep %d: %s MiB/s %s\n' "$name" "$rep" "${mb:-FAIL}" "$ctr"
 		res[$name]+="${mb:-0} "
 	done
 done

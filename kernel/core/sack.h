@@ -58,7 +58,7 @@ struct mrc_rx {
 };
 
 /* Default mrc_rx.ack_every. */
-#define MRC_ACK_EVERY_DEFAULT	4
+#define MRC_ACK_EVERY_DEFAULT	16
 
 void mrc_rx_init(struct mrc_rx *rx, u32 isn);
 

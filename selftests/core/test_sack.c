@@ -92,6 +92,8 @@ MRC_TEST(rx_ack_policy_and_build)
 	MRC_ALLOC(rx);
 	MRC_ALLOC(a);
 	mrc_rx_init(rx, 0);
+	MRC_EXPECT_EQ(rx->ack_every, MRC_ACK_EVERY_DEFAULT);
+	rx->ack_every = 4;
 	/* in order: an ACK every ack_every packets */
 	for (i = 0; i < 3; i++) {
 		sack_pkt(&p, i, 0, i, 0);

@@ -567,6 +567,7 @@ int metaroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr)
 {
 	struct metaroce_qp *qp = to_mqp(ibqp);
+	int err;
 
 	/* User RQs are posted in user space; SRQ users via post_srq_recv. */
 	if (qp->is_user || ibqp->srq || !qp->rq.q ||
@@ -574,7 +575,18 @@ int metaroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	return metaroce_ring_post_recv(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+	err = metaroce_ring_post_recv(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+	/*
+	 * In ERR a posted WQE completes as flushed: the flush of the state
+	 * change has already run, so run it again (ib_drain_rq() waits for
+	 * the flush completion of the WQE it posts after moving to ERR).
+	 * Ring index published before the state is read; modify_qp orders
+	 * the other way round.
+	 */
+	smp_mb();
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		metaroce_tp_kick(qp);
+	return err;
 }
 
 /* ------------------------------------------------------- send side */

@@ -78,7 +78,11 @@ missing=$(comm -23 <(syms "$BUILD/lib/$LIB" 1) <(syms "$SYS_VERBS" 0))
 	die "imports missing from $SYS_VERBS: $(echo $missing)"
 
 mkdir -p "$OUT"
-cmp -s "$BUILD/lib/$LIB" "$OUT/$LIB" || cp "$BUILD/lib/$LIB" "$OUT/$LIB"
+# copy, then rename: a program that has the old library mapped (a lab
+# running perftest) keeps its inode instead of seeing it rewritten
+if ! cmp -s "$BUILD/lib/$LIB" "$OUT/$LIB"; then
+	cp "$BUILD/lib/$LIB" "$OUT/$LIB.tmp" && mv -f "$OUT/$LIB.tmp" "$OUT/$LIB"
+fi
 cmp -s "$ROOT/providers/metaroce/metaroce.driver" "$OUT/metaroce.driver" ||
 	cp "$ROOT/providers/metaroce/metaroce.driver" "$OUT/metaroce.driver"
 log "built $OUT/$LIB"

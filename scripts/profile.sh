@@ -37,13 +37,30 @@ profile() {
 perf record -q -a -g -F 499 -o /tmp/perf-$dev.data -- ib_write_bw -d $dev -x $gid -F -s 65536 -D $DUR 192.0.2.2 | grep -E '^ *65536'
 head -1 /proc/stat >/tmp/stat1
 paste /tmp/stat0 /tmp/stat1 | awk '{printf \"n1 cpu: user %d sys %d softirq %d idle %d (ticks)\\n\", \$13-\$2, \$15-\$4, \$19-\$8, \$16-\$5}'"
+	# host side: where the qemu processes spend the host's two cores
+	# (vCPU thread "CPU 0/TCG" vs the I/O main loop) during the run
+	sleep 3
+	for n in n1 n2; do
+		pid=$(cat "$LAB_RUN/$n/qemu.pid")
+		perf record -q -F 499 -p "$pid" -o "$OUT/host-$dev-$n.data" \
+			-- sleep $((DUR - 4)) >/dev/null 2>&1 &
+	done
 	if [ "$dev" = mrc0 ]; then
-		sleep $((DUR / 2 + 3))
+		sleep $((DUR / 2))
 		echo "--- n1 transport state mid-run (rdma res show qp -dd)"
 		n1 'rdma -dd res show qp link mrc0/1'
 		echo
 	fi
 	lab_wait cli
+	wait
+	for n in n1 n2; do
+		echo "--- host: qemu of $n by thread (samples at 499 Hz over $((DUR - 4)) s) ---"
+		perf report -i "$OUT/host-$dev-$n.data" --sort comm --stdio 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -5
+		echo "--- host: qemu of $n, hottest symbols ---"
+		perf report -i "$OUT/host-$dev-$n.data" --sort dso,sym --stdio 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -12
+	done
 	lab_wait srv >/dev/null
 	lab_wait perf-n2 >/dev/null
 	[ "$dev" = mrc0 ] && for n in n1 n2; do

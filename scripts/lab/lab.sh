@@ -75,7 +75,7 @@ _lab_qemu() {	# NODE IDX NETDEV-OPTS
 	local node=$1 idx=$2 net=$3
 	mkdir -p "$LAB_RUN/$node"
 	: >"$LAB_RUN/$node.console"
-	qemu-system-x86_64 -name "mrc-$LAB_NAME-$node" \
+	qemu-system-x86_64 -name "mrc-$LAB_NAME-$node,debug-threads=on" \
 		-accel tcg -cpu max -smp 1 -m "$LAB_MEM" \
 		-nographic -nodefaults -no-user-config -no-reboot \
 		-serial "file:$LAB_RUN/$node.console" -monitor none \

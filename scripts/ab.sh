@@ -4,7 +4,10 @@
 # metaroce and rdma_rxe on eth0, then for each rep runs ib_write_bw 64 KiB
 # once per variant, alternating, and prints the median MiB/s per variant.
 #
-#   scripts/ab.sh [-n REPS] [-D SECS] [-t TEST] VARIANT...
+#   scripts/ab.sh [-n REPS] [-D SECS] [-t TEST] [-s SIZE] VARIANT...
+#
+# TEST is a perftest binary (default ib_write_bw, 64 KiB messages, MiB/s);
+# a *_lat test reports t_typical in usec (default size 2, 1000 iterations).
 #
 # A variant is NAME=SHELL: SHELL runs on both nodes before the variant's run
 # (e.g. to set a module parameter); a NAME starting with "rxe" runs on rxe0
@@ -17,11 +20,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 REPS=3
 DUR=5
 TEST=ib_write_bw
-while getopts n:D:t: o; do
+SIZE=
+while getopts n:D:t:s: o; do
 	case $o in
 	n) REPS=$OPTARG ;;
 	D) DUR=$OPTARG ;;
 	t) TEST=$OPTARG ;;
+	s) SIZE=$OPTARG ;;
 	*) sed -n '3,16p' "$0"; exit 2 ;;
 	esac
 done
@@ -38,6 +43,8 @@ for n in n1 n2; do
 		lab_fatal "$n: rxe did not load"
 done
 
+UNIT=MiB/s
+[[ $TEST == *_lat ]] && UNIT=usec
 declare -A res
 for rep in $(seq "$REPS"); do
 	for v in "$@"; do
@@ -49,24 +56,35 @@ for rep in $(seq "$REPS"); do
 			n1 "$code" >/dev/null
 			n2 "$code" >/dev/null
 		fi
-		out=$(lab_perftest "$TEST" -d $dev -x 1 -F -s 65536 -D "$DUR" -- \
-			"$TEST" -d $dev -x 1 -F -s 65536 -D "$DUR" 192.0.2.2)
-		mb=$(awk '$1 == 65536 { print $4 * 1000000 / 1048576 }' <<<"$out")
+		if [[ $TEST == *_lat ]]; then
+			sz=${SIZE:-2}
+			opt=(-n 1000)
+		else
+			sz=${SIZE:-65536}
+			opt=(-D "$DUR")
+		fi
+		out=$(lab_perftest "$TEST" -d $dev -x 1 -F -s "$sz" "${opt[@]}" -- \
+			"$TEST" -d $dev -x 1 -F -s "$sz" "${opt[@]}" 192.0.2.2)
+		if [[ $TEST == *_lat ]]; then
+			mb=$(awk -v s="$sz" '$1 == s { print $5 }' <<<"$out")
+		else
+			mb=$(awk -v s="$sz" '$1 == s { print $4 * 1000000 / 1048576 }' <<<"$out")
+		fi
 		ctr=
 		if [ $dev = mrc0 ]; then
 			# transport counters of the sender, cumulative
 			ctr=$(n1 rdma statistic show link mrc0/1 | tr ' ' '\n' |
 				awk '/^(tx_data_packets|retx_packets|tlp|rto_events|spurious_rto|spurious_retx|acks_received)$/ {k=$0; getline; printf "%s=%s ", k, $0}')
 		fi
-		printf '%-10s rep %d: %s MiB/s %s\n' "$name" "$rep" "${mb:-FAIL}" "$ctr"
+		printf '%-10s rep %d: %s %s %s\n' "$name" "$rep" "${mb:-FAIL}" "$UNIT" "$ctr"
 		res[$name]+="${mb:-0} "
 	done
 done
 for v in "$@"; do
 	name=${v%%=*}
-	printf '%-10s median %s MiB/s (runs: %s)\n' "$name" \
+	printf '%-10s median %s %s (runs: %s)\n' "$name" \
 		"$(tr ' ' '\n' <<<"${res[$name]}" | grep . | sort -g |
 			awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')" \
-		"${res[$name]% }"
+		"$UNIT" "${res[$name]% }"
 done
 lab_stop

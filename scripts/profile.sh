@@ -40,10 +40,12 @@ paste /tmp/stat0 /tmp/stat1 | awk '{printf \"n1 cpu: user %d sys %d softirq %d i
 	# host side: where the qemu processes spend the host's two cores
 	# (vCPU thread "CPU 0/TCG" vs the I/O main loop) during the run
 	sleep 3
+	local hp=()
 	for n in n1 n2; do
 		pid=$(cat "$LAB_RUN/$n/qemu.pid")
 		perf record -q -F 499 -p "$pid" -o "$OUT/host-$dev-$n.data" \
 			-- sleep $((DUR - 4)) >/dev/null 2>&1 &
+		hp+=($!)
 	done
 	if [ "$dev" = mrc0 ]; then
 		sleep $((DUR / 2))
@@ -52,7 +54,7 @@ paste /tmp/stat0 /tmp/stat1 | awk '{printf \"n1 cpu: user %d sys %d softirq %d i
 		echo
 	fi
 	lab_wait cli
-	wait
+	wait "${hp[@]}"	# not a bare wait: the qemus are jobs of this shell too
 	for n in n1 n2; do
 		echo "--- host: qemu of $n by thread (samples at 499 Hz over $((DUR - 4)) s) ---"
 		perf report -i "$OUT/host-$dev-$n.data" --sort comm --stdio 2>/dev/null |

@@ -75,10 +75,16 @@ enum mrc_rx_verdict mrc_rx_on_packet(struct mrc_rx *rx,
 	rx->ts_rx_us = now_us;
 	rx->unacked++;
 
-	if (v != MRC_RX_NEW || p->psn != rx->cum ||
+	if (v != MRC_RX_NEW ||
 	    (p->flags & (MRC_F_ACKREQ | MRC_F_LAST | MRC_F_RETX)) ||
-	    rx->unacked >= rx->ack_every || mrc_seq_gt(rx->top, rx->cum))
+	    rx->unacked >= rx->ack_every)
 		rx->ack_now = 1;
+	else if (p->psn != rx->cum ? p->psn != rx->top :
+		 mrc_seq_gt(rx->top, rx->cum))
+		rx->ack_now = 1;	/* opens a new gap, or fills one */
+	else if (mrc_seq_gt(rx->top, rx->cum) &&
+		 rx->unacked >= MRC_ACK_EVERY_HOLE)
+		rx->ack_now = 1;	/* beyond a hole: SACK news, not per packet */
 	return v;
 }
 

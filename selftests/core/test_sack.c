@@ -173,6 +173,44 @@ static void sb_ack_path(struct mrc_ack_info *a, u8 path, u32 max_ppsn)
 	a->npaths++;
 }
 
+/* rx (one packet): on_packet + commit, then whether an ACK is due now */
+static bool rx_one(struct mrc_rx *rx, struct mrc_ack_info *a, u32 psn)
+{
+	struct mrc_pkt p;
+	bool due;
+
+	sack_pkt(&p, psn, 0, psn, 0);
+	mrc_rx_on_packet(rx, &p, false, 1000 + psn);
+	mrc_rx_commit(rx, psn);
+	due = mrc_rx_ack_due(rx);
+	if (due)
+		mrc_rx_build_ack(rx, a, 2000 + psn);
+	return due;
+}
+
+MRC_TEST(rx_ack_policy_holes)
+{
+	struct mrc_rx *rx;
+	struct mrc_ack_info *a;
+	u32 i, n = 0;
+
+	MRC_ALLOC(rx);
+	MRC_ALLOC(a);
+	mrc_rx_init(rx, 100);
+	for (i = 100; i < 103; i++)	/* in order, below ack_every */
+		MRC_EXPECT_FALSE(rx_one(rx, a, i));
+	MRC_EXPECT_TRUE(rx_one(rx, a, 104));	/* 103 lost: new gap */
+	for (i = 105; i < 105 + 4 * MRC_ACK_EVERY_HOLE; i++)
+		n += rx_one(rx, a, i);		/* past the hole */
+	MRC_EXPECT_EQ(n, 4);			/* every 4th, not each */
+	MRC_EXPECT_TRUE(rx_one(rx, a, 140));	/* another new gap */
+	MRC_EXPECT_TRUE(rx_one(rx, a, 103));	/* repair: at once */
+	MRC_EXPECT_EQ(a->cum_psn, 121);
+	MRC_EXPECT_TRUE(rx_one(rx, a, 121));	/* fills the second hole */
+	MRC_EXPECT_EQ(a->cum_psn, 122);
+	MRC_EXPECT_FALSE(rx_one(rx, a, 141));	/* past the hole: counted */
+}
+
 MRC_TEST(sb_cumulative)
 {
 	struct mrc_sb *sb;
@@ -612,6 +650,7 @@ MRC_SUITE(sack,
 	  MRC_CASE(rx_cumulative_advance),
 	  MRC_CASE(rx_wrap),
 	  MRC_CASE(rx_ack_policy_and_build),
+	  MRC_CASE(rx_ack_policy_holes),
 	  MRC_CASE(sb_cumulative),
 	  MRC_CASE(sb_marks_only_missing),
 	  MRC_CASE(sb_reorder_between_paths),

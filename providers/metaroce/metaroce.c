@@ -342,6 +342,8 @@ static int metaroce_post_recv_ring(struct metaroce_wq *wq,
 	return ret;
 }
 
+static int metaroce_ring_doorbell(struct ibv_qp *ibqp);
+
 static int metaroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			      struct ibv_recv_wr **bad_wr)
 {
@@ -359,6 +361,17 @@ static int metaroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	pthread_spin_lock(&qp->rq.lock);
 	ret = metaroce_post_recv_ring(&qp->rq, wr, bad_wr);
 	pthread_spin_unlock(&qp->rq.lock);
+
+	/*
+	 * In ERR a posted receive completes as flushed, which only the
+	 * kernel can do: a doorbell runs its flush again (the drain idiom:
+	 * move to ERR, post one receive, wait for its flush completion).
+	 * libibverbs tracks the state this process set; an error the kernel
+	 * hit on its own is reported by the async event and by the flushed
+	 * completions of everything already posted.
+	 */
+	if (ibqp->state == IBV_QPS_ERR && *bad_wr != wr)
+		metaroce_ring_doorbell(ibqp);
 
 	return ret;
 }

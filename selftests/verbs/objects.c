@@ -679,6 +679,86 @@ static int poll_cq_one(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 	return 0;
 }
 
+/*
+ * The drain idiom (ib_drain_rq, rdma-core users): after the QP is moved to
+ * ERR, a receive posted then completes with IBV_WC_WR_FLUSH_ERR, and so do
+ * receives and sends posted before. Nothing is lost or completed twice.
+ */
+static void test_flush_in_err(struct ibv_pd *pd)
+{
+	static uint8_t buf[4096] __attribute__((aligned(4096)));
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_recv_wr = 8,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_init_attr ia;
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_send_wr swr = {}, *sbad;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	int seen[8] = {}, i, n, bad = 0;
+
+	cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(cq && mr, "flush: cq and mr");
+	if (!cq || !mr)
+		goto out;
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap = cap;
+	qa = ibv_create_qp(pd, &ia);
+	qb = ibv_create_qp(pd, &ia);
+	CHECK(qa && qb && !connect_pair(qa, qb), "flush: loopback RC pair in RTS");
+	if (!qa || !qb)
+		goto out;
+	sge.addr = (uintptr_t)buf;
+	sge.length = 64;
+	sge.lkey = mr->lkey;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	for (i = 0; i < 2; i++) {	/* wr_id 0, 1: posted in RTS */
+		rwr.wr_id = i;
+		CHECK(!ibv_post_recv(qa, &rwr, &rbad), "flush: post_recv %d in RTS", i);
+	}
+	CHECK(!ibv_modify_qp(qa, &attr, IBV_QP_STATE), "flush: modify_qp to ERR");
+	for (i = 2; i < 5; i++) {	/* wr_id 2..4: posted in ERR */
+		rwr.wr_id = i;
+		CHECK(!ibv_post_recv(qa, &rwr, &rbad), "flush: post_recv %d in ERR", i);
+	}
+	/* the receives alone (no send to kick the kernel) */
+	for (n = 0; n < 5 && poll_cq_one(cq, &wc, 5.0); n++) {
+		if (wc.qp_num != qa->qp_num || wc.wr_id > 4 ||
+		    wc.status != IBV_WC_WR_FLUSH_ERR || seen[wc.wr_id]++)
+			bad++;
+	}
+	CHECK(n == 5 && !bad,
+	      "flush: 5 receives (2 before, 3 after ERR) complete once each as WR_FLUSH_ERR (%d completions, %d wrong)",
+	      n, bad);
+	swr.wr_id = 5;			/* a send posted in ERR, too */
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	CHECK(!ibv_post_send(qa, &swr, &sbad), "flush: post_send in ERR");
+	n = poll_cq_one(cq, &wc, 5.0);
+	CHECK(n == 1 && wc.wr_id == 5 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+	      !seen[5]++, "flush: the send completes as WR_FLUSH_ERR");
+	CHECK(!poll_cq_one(cq, &wc, 0.5), "flush: nothing completes twice");
+out:
+	if (qa)
+		CHECK(!ibv_destroy_qp(qa), "flush: destroy qp a");
+	if (qb)
+		CHECK(!ibv_destroy_qp(qb), "flush: destroy qp b");
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		CHECK(!ibv_destroy_cq(cq), "flush: destroy cq");
+}
+
 #define OVF_LEN	200
 
 /*
@@ -987,6 +1067,7 @@ int main(int argc, char **argv)
 	test_srq(pd);
 	test_uc(pd);
 	if (gid_index >= 0) {
+		test_flush_in_err(pd);
 		test_cq_overflow(pd);
 		test_srq_limit(pd);
 	}

@@ -62,12 +62,11 @@ run_layer() {
 lab_all() {
 	local s rc=0 long
 	for s in selftests/lab/*.sh; do
-		[ -x "$s" ] || continue
 		long=short
 		grep -q '^# lab: long' "$s" && long=long
 		[ "$long" = "$1" ] || continue
 		banner "lab: $s"
-		"$s" || rc=1
+		bash "$s" || rc=1	# every scenario, executable bit or not
 	done
 	return $rc
 }

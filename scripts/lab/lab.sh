@@ -313,6 +313,20 @@ lab_perftest() {
 	return $rc
 }
 
+# lab_pingpong TOOL ITERS SIZE [GID]: an ibv_*_pingpong pair (TOOL, e.g.
+# ibv_rc_pingpong or ibv_ud_pingpong) on mrc0 checking every payload byte
+# (-c): server on n2, client on n1. Returns the client's rc, or 1 if the
+# server failed or never listened.
+lab_pingpong() {
+	local tool=$1 n=$2 size=$3 gid=${4:-1} rc
+	lab_bg n2 pingpong "$tool" -d mrc0 -g "$gid" -n "$n" -s "$size" -c
+	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
+	n1 "$tool" -d mrc0 -g "$gid" -n "$n" -s "$size" -c 192.0.2.2
+	rc=$?
+	lab_wait pingpong >/dev/null || return 1
+	return $rc
+}
+
 lab_wait_for() {
 	local node=$1 cond=$2 t=${3:-60}
 	LAB_CMD_TIMEOUT=$((t + 30)) lab_run "$node" "end=\$((SECONDS + $t))

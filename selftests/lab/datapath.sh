@@ -22,15 +22,10 @@ SRV=192.0.2.2
 # perftest: IPv4 GID, small iteration counts (TCG guests are slow)
 PT="-d mrc0 -x 1 -F --report_gbits"
 
-# pingpong N SIZE: ibv_rc_pingpong (verifies the payload with -c), server n2
-pingpong() {
-	lab_bg n2 pp ibv_rc_pingpong -d mrc0 -g 1 -n "$1" -s "$2" -c
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
-	n1 ibv_rc_pingpong -d mrc0 -g 1 -n "$1" -s "$2" -c $SRV
-	local rc=$?
-	lab_wait pp || return 1
-	return $rc
-}
+# pingpong / udpingpong N SIZE: ibv_rc_pingpong / ibv_ud_pingpong, server
+# n2, every payload byte verified (-c)
+pingpong() { lab_pingpong ibv_rc_pingpong "$@"; }
+udpingpong() { lab_pingpong ibv_ud_pingpong "$@"; }
 
 # perf TOOL ARGS...: run a perftest pair (server n2, client n1), print the
 # client's result line, fail if either side fails
@@ -41,15 +36,6 @@ perf() {
 	lab_perftest $tool $PT "$@" -- $tool $PT "$@" $SRV
 }
 
-# udpingpong N SIZE: ibv_ud_pingpong (payload verified), server n2
-udpingpong() {
-	lab_bg n2 udpp ibv_ud_pingpong -d mrc0 -g 1 -n "$1" -s "$2" -c
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
-	n1 ibv_ud_pingpong -d mrc0 -g 1 -n "$1" -s "$2" -c $SRV
-	local rc=$?
-	lab_wait udpp || return 1
-	return $rc
-}
 
 # loopback: both ends of an RC pingpong on n1
 loopback() {

@@ -17,14 +17,7 @@
 SRV=192.0.2.2
 T=/sys/kernel/tracing
 
-pingpong() {	# ITERS SIZE
-	lab_bg n2 pp ibv_rc_pingpong -d mrc0 -g 1 -n "$1" -s "$2" -c
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
-	n1 ibv_rc_pingpong -d mrc0 -g 1 -n "$1" -s "$2" -c $SRV
-	local rc=$?
-	lab_wait pp || return 1
-	return $rc
-}
+pingpong() { lab_pingpong ibv_rc_pingpong "$@"; }	# ITERS SIZE, payload verified
 
 trace_on() {	# NODE: clear the buffer, enable every metaroce event
 	lab_run "$1" "mountpoint -q $T || mount -t tracefs tracefs $T

@@ -218,11 +218,17 @@ static bool tp_write_prefix_done(struct metaroce_tps *s,
 
 	if (p->flags & MRC_F_FIRST)
 		return true;
+	/*
+	 * Without the bitmap to look at: done when every earlier PSN is
+	 * committed, i.e. cum reached @p -- or passed it, once @p itself was
+	 * committed on arrival and held (a message of more than MRC_WND
+	 * packets whose last packet overtook a lost one).
+	 */
 	if (!s->rx_seg || p->write.offset % s->rx_seg)
-		return p->psn == s->rx.cum;
+		return mrc_seq_geq(s->rx.cum, p->psn);
 	k = p->write.offset / s->rx_seg;
 	if (k >= MRC_WND)
-		return p->psn == s->rx.cum;
+		return mrc_seq_geq(s->rx.cum, p->psn);
 	for (i = 1; i <= k; i++)
 		if (mrc_rx_check(&s->rx, p->psn - i) != MRC_RX_DUP)
 			return false;

@@ -129,6 +129,24 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	__skb_queue_head_init(&q);
 
 	spin_lock_bh(&tp->lock);
+	if (!tp->dead && tp->s && !tp->s->rx_ready && !ud &&
+	    (p.flags & MRC_F_RETX) && p.psn == tp->s->nak_psn &&
+	    (tp->s->nak_syn == MRC_SYN_REM_ACCESS ||
+	     tp->s->nak_syn == MRC_SYN_INV_REQ) &&
+	    READ_ONCE(qp->state) == IB_QPS_ERR) {
+		/*
+		 * We NAKed this request and went to ERR, as IB says; on a
+		 * lossy fabric the NAK may be what got lost, and the
+		 * requester retries: tell it again, so that it completes
+		 * with the access/request error and not RETRY_EXC_ERR.
+		 */
+		metaroce_tp_send_ack(qp, &q, tp->s->nak_syn, p.psn);
+		spin_unlock_bh(&tp->lock);
+		metaroce_tp_xmit_queue(qp, &q);
+		kfree_skb(skb);
+		metaroce_qp_put(qp);
+		return;
+	}
 	if (tp->dead || !tp->s || !tp->s->rx_ready) {
 		spin_unlock_bh(&tp->lock);
 		trace_metaroce_rx_drop(METAROCE_DROP_NOTREADY, skb->len);

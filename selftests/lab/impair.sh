@@ -5,14 +5,17 @@
 #        n1 (client, sender)                        n2 (server)
 #   +--------------------------+   metaroce/UDP  +----------------------+
 #   | mrc0 -> eth0 [netem]     |<--------------->| mrc0 -> eth0 [netem] |
-#   | ibv_rc_pingpong -c,      |   qemu socket   | servers              |
-#   | ib_{write,read,send}_bw  |                 |                      |
+#   | ibv_rc_pingpong -c,      |  qemu stream    | servers              |
+#   | ib_{write,read,send}_bw, |                 |                      |
+#   | mrc_verbs_test           |                 |                      |
 #   +--------------------------+                 +----------------------+
 #
 # netem runs on the eth0 egress of both nodes. Under each condition -- loss
 # 1%, loss 5%, bursty loss (gemodel), delay 2ms reorder 10%, duplicate 1%,
-# corrupt 0.5% -- a data-verifying RC pingpong (64 KiB messages, -c) and
-# ib_write_bw / ib_read_bw / ib_send_bw with a fixed -n must complete.
+# corrupt 0.5% -- a data-verifying RC pingpong (64 KiB messages, -c),
+# ib_write_bw / ib_read_bw / ib_send_bw with a fixed -n and the project's
+# whole verbs program (every opcode and size with every byte checked, the
+# remote access errors, UD) must complete.
 # Then the device counters (rdma statistic show link mrc0/1, before/after)
 # must show:
 #   loss 1%:    retransmissions <= 1.2 x packets netem dropped on the
@@ -24,8 +27,8 @@
 #   duplicate:  duplicates > 0 and nothing placed twice (data verified)
 # and a blackholed path (iptables DROP of one source port on n1,
 # mid-transfer, scripts/bench/blackhole.py) completes without an error
-# completion with path_replaced > 0. IMPAIR_QUICK=1: loss 1% and reorder
-# only.
+# completion with path_replaced > 0. IMPAIR_QUICK=1: loss 1%, reorder and
+# corrupt only.
 # lab: long (see scripts/test.sh)
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
@@ -66,14 +69,7 @@ netem() {	# ARGS: on both nodes (the counters restart at 0)
 	lab_netem n1 "$@" && lab_netem n2 "$@"
 }
 
-pingpong() {	# N SIZE: RC SEND pingpong, payload verified (-c)
-	lab_bg n2 pp ibv_rc_pingpong -d mrc0 -g 1 -n "$1" -s "$2" -c
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
-	n1 ibv_rc_pingpong -d mrc0 -g 1 -n "$1" -s "$2" -c $SRV
-	local rc=$?
-	lab_wait pp || return 1
-	return $rc
-}
+pingpong() { lab_pingpong ibv_rc_pingpong "$@"; }	# N SIZE, payload verified
 
 perf() {	# TOOL ARGS: perftest pair, server n2, client n1
 	local tool=$1
@@ -82,12 +78,27 @@ perf() {	# TOOL ARGS: perftest pair, server n2, client n1
 	lab_perftest $tool $PT "$@" -- $tool $PT "$@" $SRV
 }
 
+# the project's verbs program (selftests/lab/verbs.sh): every opcode and
+# size, every byte and immediate, the remote access errors, RC and UD
+verbs_prog() {
+	local rc
+	LAB_CMD_TIMEOUT=900 lab_bg n2 vsrv "$VBIN" -d mrc0 -g 1 -t 60
+	lab_wait_for n2 'ss -ltn | grep -q :18517' 60 || return 1
+	LAB_CMD_TIMEOUT=900 n1 "$VBIN" -d mrc0 -g 1 -t 60 $SRV >"$LAB_RUN/verbs.out" 2>&1
+	rc=$?
+	grep -E '^FAIL' "$LAB_RUN/verbs.out"
+	tail -n 1 "$LAB_RUN/verbs.out"
+	lab_wait vsrv | tail -n 1 || return 1
+	return $rc
+}
+
 workload() {	# NAME [send]: the data-verifying set under the current netem
 	check "$1: pingpong 64 KiB x10 (data verified)" pingpong 10 65536
 	check "$1: ib_write_bw 64 KiB -n 100" perf ib_write_bw -s 65536 -n 100
 	check "$1: ib_read_bw 64 KiB -n 50" perf ib_read_bw -s 65536 -n 50
 	[ -z "$2" ] ||
 		check "$1: ib_send_bw 64 KiB -n 50" perf ib_send_bw -s 65536 -n 50
+	check "$1: mrc_verbs_test, all cases (every byte, access errors)" verbs_prog
 }
 
 le() {	# A B: A <= B, printed
@@ -124,6 +135,11 @@ blackhole() {
 	fi
 	return $rc
 }
+
+VBIN=$(cd "$(dirname "$0")/../.." && pwd)/build/verbs/mrc_verbs_test
+mkdir -p "$(dirname "$VBIN")"
+gcc -O2 -Wall -Werror -o "$VBIN" "$(dirname "$VBIN")/../../selftests/verbs/mrc_verbs_test.c" \
+	-libverbs || lab_fatal "cannot build mrc_verbs_test.c"
 
 lab_start
 for n in n1 n2; do

@@ -318,12 +318,15 @@ lab_perftest() {
 # (-c): server on n2, client on n1. Returns the client's rc, or 1 if the
 # server failed or never listened.
 lab_pingpong() {
-	local tool=$1 n=$2 size=$3 gid=${4:-1} rc
+	local tool=$1 n=$2 size=$3 gid=${4:-1} rc out
 	lab_bg n2 pingpong "$tool" -d mrc0 -g "$gid" -n "$n" -s "$size" -c
 	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
 	n1 "$tool" -d mrc0 -g "$gid" -n "$n" -s "$size" -c 192.0.2.2
 	rc=$?
-	lab_wait pingpong >/dev/null || return 1
+	if ! out=$(lab_wait pingpong); then
+		printf 'server (n2) failed:\n%s\n' "$out"
+		return 1
+	fi
 	return $rc
 }
 

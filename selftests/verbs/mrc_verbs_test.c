@@ -300,6 +300,7 @@ static union ibv_gid my_gid;
 static enum ibv_mtu my_mtu, path_mtu;
 static uint32_t mtu_bytes;
 static uint32_t max_inline, ud_max_inline;
+static bool no_ud;		/* -U: skip the UD cases (lossy network) */
 static struct ibv_qp_cap rc_cap, ud_cap;
 static struct conn_info peer;
 
@@ -1471,15 +1472,18 @@ static int client(const char *host, int port)
 	atomic_case("wraps", IBV_WR_ATOMIC_FETCH_AND_ADD,
 		    0xfffffffffffffffeull, 5, 0, 3);
 
-	ud_case(0, 1, false, false);
-	ud_case(1, 1, false, false);
-	ud_case(mtu_bytes - 1, 1, false, false);
-	ud_case(mtu_bytes, 1, false, false);
-	ud_case(mtu_bytes, 3, false, false);
-	ud_case(1, 1, false, true);
-	ud_case(mtu_bytes, 1, false, true);
-	if (ud_max_inline)
-		ud_case(ud_max_inline, 1, true, false);
+	/* UD is unreliable by definition: -U skips it on lossy links */
+	if (!no_ud) {
+		ud_case(0, 1, false, false);
+		ud_case(1, 1, false, false);
+		ud_case(mtu_bytes - 1, 1, false, false);
+		ud_case(mtu_bytes, 1, false, false);
+		ud_case(mtu_bytes, 3, false, false);
+		ud_case(1, 1, false, true);
+		ud_case(mtu_bytes, 1, false, true);
+		if (ud_max_inline)
+			ud_case(ud_max_inline, 1, true, false);
+	}
 
 	full_sq();
 
@@ -1561,8 +1565,11 @@ int main(int argc, char **argv)
 	int port = 18517, c, i, n;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "B:d:g:p:t:R")) != -1) {
+	while ((c = getopt(argc, argv, "B:d:g:p:t:RU")) != -1) {
 		switch (c) {
+		case 'U':
+			no_ud = true;
+			break;
 		case 'd':
 			dev = optarg;
 			break;
@@ -1597,7 +1604,7 @@ int main(int argc, char **argv)
 		}
 		default:
 			fprintf(stderr,
-				"usage: %s -d DEV -g GIDIDX [-p PORT] [-t SECS] [-B SIZE] [-R] [SERVER]\n",
+				"usage: %s -d DEV -g GIDIDX [-p PORT] [-t SECS] [-B SIZE] [-R] [-U] [SERVER]\n",
 				argv[0]);
 			return 2;
 		}

@@ -37,11 +37,7 @@ LAB_NAME=ab
 . "$ROOT/scripts/lab/lab.sh"
 
 lab_start
-for n in n1 n2; do
-	lab_load_metaroce $n >/dev/null || lab_fatal "$n: metaroce did not load"
-	lab_run $n 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0' >/dev/null ||
-		lab_fatal "$n: rxe did not load"
-done
+lab_load_contenders
 
 UNIT=MiB/s
 [[ $TEST == *_lat ]] && UNIT=usec
@@ -87,4 +83,4 @@ for v in "$@"; do
 			awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')" \
 		"$UNIT" "${res[$name]% }"
 done
-lab_stop
+lab_summary

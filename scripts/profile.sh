@@ -20,11 +20,7 @@ mkdir -p "$OUT"
 
 command -v perf >/dev/null || lab_fatal "perf is not installed (scripts/setup.sh installs linux-perf)"
 lab_start
-for n in n1 n2; do
-	lab_load_metaroce $n >/dev/null || lab_fatal "$n: metaroce did not load"
-	lab_run $n 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0' >/dev/null ||
-		lab_fatal "$n: rxe did not load"
-done
+lab_load_contenders
 
 # profile DEV GID: server on n2, client on n1, perf on both for the run
 profile() {
@@ -83,4 +79,4 @@ metaroce) profile mrc0 1 ;;
 rxe) profile rxe0 1 ;;
 *) profile mrc0 1; profile rxe0 1 ;;
 esac
-lab_stop
+lab_summary

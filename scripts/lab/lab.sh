@@ -366,6 +366,18 @@ insmod $LAB_MODULE
 rdma link add $dev type metaroce netdev $netdev"
 }
 
+# lab_load_contenders: metaroce (mrc0) and the stock rdma_rxe (rxe0) on eth0
+# of both nodes, or lab_fatal (for the tools that compare the two).
+lab_load_contenders() {
+	local n
+	for n in "${LAB_NODES[@]}"; do
+		lab_load_metaroce "$n" >/dev/null ||
+			lab_fatal "$n: metaroce did not load"
+		lab_run "$n" 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0' >/dev/null ||
+			lab_fatal "$n: rxe did not load"
+	done
+}
+
 # check DESCRIPTION [!] CMD...: run CMD (host side; typically n1/n2 ...),
 # print one line "ok   DESCRIPTION" or "FAIL DESCRIPTION" (plus the tail of
 # its output). "!" expects CMD to fail.

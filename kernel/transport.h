@@ -159,6 +159,8 @@ struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
 #define TP_RSP_SLOTS	128	/* queued READ/atomic responses (pow2) */
 #define TP_DEFER_MAX	16	/* WRITE last packets held back */
 #define TP_TX_BATCH	32	/* packets built per lock hold */
+/* receive processing transmits inline below this many PSNs in flight */
+#define TP_TX_INLINE_MAX	16
 #define TP_ACK_DELAY_US	100	/* delayed ACK */
 #define TP_GIVEUP_MIN_US	2000000	/* silence before RETRY_EXC_ERR */
 

@@ -1224,10 +1224,24 @@ static void tp_work(struct work_struct *work)
 	tp_run(container_of(work, struct metaroce_qp, tp.work), false);
 }
 
-/* Transmit now from receive processing (softirq), after the QP lock. */
+/*
+ * Transmit from receive processing (softirq, after the QP lock). A QP
+ * with little in flight (a ping-pong, a READ or two to answer) sends at
+ * once: waking a worker would cost more than the send. A busy QP hands
+ * the transmission to its high-priority worker: building and sending a
+ * window's worth of packets inside the receive softirq pushes softirq
+ * processing into ksoftirqd, an ordinary thread that a busy-polling
+ * application (perftest, any verbs program polling its CQ) starves, and
+ * the ACKs that would open the window wait behind it (design.rst).
+ */
 void metaroce_tp_run_inline(struct metaroce_qp *qp)
 {
-	tp_run(qp, true);
+	struct metaroce_tps *s = qp->tp.s;
+
+	if (s && data_race(mrc_sb_outstanding(&s->sb)) < TP_TX_INLINE_MAX)
+		tp_run(qp, true);
+	else
+		metaroce_tp_schedule(qp);
 }
 
 /* ------------------------------------------------------ restrack */

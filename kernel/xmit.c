@@ -21,12 +21,18 @@
 #define TP_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 			 sizeof(struct udphdr) + 16)
 
-/* An skb with room for @len bytes of metaroce packet (ICRC included). */
+/*
+ * An skb with room for @len bytes of metaroce packet (ICRC included).
+ * Up to a page, its data comes from the per-CPU page-fragment cache, as a
+ * NIC's receive buffers do: those pages are recycled once their packets
+ * are freed, where kmalloc()ed heads would be zeroed on every allocation
+ * (init_on_alloc, on in distribution kernels) only to be overwritten.
+ */
 struct sk_buff *metaroce_tp_alloc_skb(u32 len)
 {
 	struct sk_buff *skb;
 
-	skb = alloc_skb(TP_HEADROOM + len, GFP_ATOMIC);
+	skb = __netdev_alloc_skb(NULL, TP_HEADROOM + len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, TP_HEADROOM);

@@ -8,7 +8,9 @@
 #   scripts/profile.sh [metaroce|rxe|both] [SECONDS]
 #
 # Output: build/profile/<dev>-<node>.txt (perf report --no-children, the
-# symbols that cost the most, self time), printed in short as well.
+# symbols that cost the most, self time), printed in short as well;
+# <dev>-<node>-children.txt (inclusive time) and <dev>-<node>-callers.txt
+# (the call chains into the hottest symbols).
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WHO=${1:-both}
 DUR=${2:-10}
@@ -67,6 +69,8 @@ paste /tmp/stat0 /tmp/stat1 | awk '{printf \"n1 cpu: user %d sys %d softirq %d i
 	for n in n1 n2; do
 		lab_run $n "perf report -i /tmp/perf-$dev.data --no-children --sort sym --stdio -g none --percent-limit 0.7 2>/dev/null | grep -v '^#' | grep -v '^\$'" >"$OUT/$dev-$n.txt"
 		lab_run $n "perf report -i /tmp/perf-$dev.data --children --sort sym --stdio -g none --percent-limit 3 2>/dev/null | grep -v '^#' | grep -v '^\$'" >"$OUT/$dev-$n-children.txt"
+		# who calls the hot symbols (for the file only)
+		lab_run $n "perf report -i /tmp/perf-$dev.data --no-children --sort sym --stdio -g caller,0.5,callee,function,percent --percent-limit 2 2>/dev/null | grep -v '^#' | grep -v '^\$'" >"$OUT/$dev-$n-callers.txt"
 		echo "--- $dev on $n (self time, top 25) ---"
 		head -25 "$OUT/$dev-$n.txt"
 		echo "--- $dev on $n (with children, top 40) ---"

@@ -89,7 +89,7 @@ void mrc_cc_on_loss(struct mrc_cc *cc)
 {
 	if (cc->reduced)
 		return;
-	cc->cwnd >>= 1;
+	cc->cwnd -= cc->cwnd >> MRC_CC_LOSS_SHIFT;
 	cc->reduced = 1;
 	cc_clamp(cc);
 	cc->ssthresh = cc->cwnd;

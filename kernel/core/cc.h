@@ -5,7 +5,9 @@
  * Additive increase of one packet per window of ACKed packets without CE;
  * on CE, at most once per round, cwnd *= (1 - alpha/2) with alpha the
  * EWMA (g = 1/16) of the fraction of CE-marked packets per round; on loss
- * halve (once per round); on timeout fall to the minimum and slow-start
+ * decrease by 1/8 (once per round: ECN is the congestion signal, a lone
+ * loss may be corruption or a dead path); on timeout fall to the minimum
+ * and slow-start
  * (+1 packet per ACKed packet) back to half the window the timeout
  * interrupted, then additive increase again. The window is
  * kept in [min, max] where max is set near the path BDP (and can be
@@ -21,6 +23,7 @@
 #define MRC_CC_ONE		(1U << MRC_CC_SHIFT)
 #define MRC_CC_ALPHA_ONE	1024	/* alpha == 1.0 */
 #define MRC_CC_G_SHIFT		4	/* g = 1/16 */
+#define MRC_CC_LOSS_SHIFT	3	/* loss: cwnd -= cwnd / 8 */
 
 #define MRC_CWND_INIT_PKTS	16
 #define MRC_CWND_MIN_PKTS	1

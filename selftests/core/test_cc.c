@@ -56,10 +56,10 @@ MRC_TEST(cc_loss_and_timeout)
 	struct mrc_cc cc;
 
 	mrc_cc_init(&cc, 32, 4, 64);
-	mrc_cc_on_loss(&cc);
-	MRC_EXPECT_EQ(mrc_cc_window(&cc), 16);
+	mrc_cc_on_loss(&cc);			/* -1/8 */
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 28);
 	mrc_cc_on_loss(&cc);			/* same round */
-	MRC_EXPECT_EQ(mrc_cc_window(&cc), 16);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 28);
 	mrc_cc_on_timeout(&cc);
 	MRC_EXPECT_EQ(mrc_cc_window(&cc), 4);
 	mrc_cc_on_loss(&cc);
@@ -95,9 +95,9 @@ MRC_TEST(cc_slow_start_after_timeout)
 	mrc_cc_on_timeout(&cc);
 	mrc_cc_on_ack(&cc, 5, 0);
 	mrc_cc_on_loss(&cc);
-	MRC_EXPECT_EQ(mrc_cc_window(&cc), 3);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 5);	/* 6 - 6/8 */
 	mrc_cc_on_ack(&cc, 1, 0);
-	MRC_EXPECT_EQ(mrc_cc_window(&cc), 3);
+	MRC_EXPECT_EQ(mrc_cc_window(&cc), 5);	/* no more slow start */
 }
 
 MRC_TEST(cc_undo_spurious_timeout)

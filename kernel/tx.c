@@ -42,6 +42,12 @@ MODULE_PARM_DESC(ack_every,
 		 "receiver ACKs at least every N in-order packets, 1..64 (default "
 		 __stringify(MRC_ACK_EVERY_DEFAULT) ")");
 
+static unsigned int tp_ack_every_hole = MRC_ACK_EVERY_HOLE;
+module_param_named(ack_every_hole, tp_ack_every_hole, uint, 0644);
+MODULE_PARM_DESC(ack_every_hole,
+		 "while a hole is open, ACK every N packets, 1..64 (default "
+		 __stringify(MRC_ACK_EVERY_HOLE) ")");
+
 static struct workqueue_struct *tp_wq;
 
 int metaroce_tp_init(void)
@@ -1423,6 +1429,9 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 			mrc_rx_init(&s->rx, qp->rq_psn);
 			s->rx.ack_every = clamp_t(u32, READ_ONCE(tp_ack_every),
 						  1, 64);
+			s->rx.ack_hole = clamp_t(u32,
+						 READ_ONCE(tp_ack_every_hole),
+						 1, 64);
 			tp_paths_init(qp);
 			metaroce_tp_resp_reset(qp);
 			s->anchored = false;

@@ -35,6 +35,7 @@ void mrc_rx_init(struct mrc_rx *rx, u32 isn)
 	rx->cum = isn;
 	rx->top = isn;
 	rx->ack_every = MRC_ACK_EVERY_DEFAULT;
+	rx->ack_hole = MRC_ACK_EVERY_HOLE;
 }
 
 enum mrc_rx_verdict mrc_rx_check(const struct mrc_rx *rx, u32 psn)
@@ -79,12 +80,9 @@ enum mrc_rx_verdict mrc_rx_on_packet(struct mrc_rx *rx,
 	    (p->flags & (MRC_F_ACKREQ | MRC_F_LAST | MRC_F_RETX)) ||
 	    rx->unacked >= rx->ack_every)
 		rx->ack_now = 1;
-	else if (p->psn != rx->cum ? p->psn != rx->top :
-		 mrc_seq_gt(rx->top, rx->cum))
-		rx->ack_now = 1;	/* opens a new gap, or fills one */
-	else if (mrc_seq_gt(rx->top, rx->cum) &&
-		 rx->unacked >= MRC_ACK_EVERY_HOLE)
-		rx->ack_now = 1;	/* beyond a hole: SACK news, not per packet */
+	else if ((p->psn != rx->cum || mrc_seq_gt(rx->top, rx->cum)) &&
+		 rx->unacked >= rx->ack_hole)
+		rx->ack_now = 1;	/* a hole is open: SACK news every few */
 	return v;
 }
 
@@ -101,6 +99,9 @@ u32 mrc_rx_commit(struct mrc_rx *rx, u32 psn)
 		rx_clear(rx, rx->cum);
 		rx->cum++;
 	}
+	/* closed the last hole: the sender's window is whole again */
+	if (rx->cum - old > 1 && rx->cum == rx->top)
+		rx->ack_now = 1;
 	return rx->cum - old;
 }
 

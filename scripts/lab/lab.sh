@@ -366,6 +366,31 @@ insmod $LAB_MODULE
 rdma link add $dev type metaroce netdev $netdev"
 }
 
+# lab_add_dev NODE DEV: mrc0 (metaroce.ko, lab_load_metaroce) or any other
+# name as a stock rdma_rxe device, on eth0.
+lab_add_dev() {
+	if [ "$2" = mrc0 ]; then
+		lab_load_metaroce "$1"
+	else
+		lab_run "$1" rdma link add "$2" type rxe netdev eth0
+	fi
+}
+
+# lab_verbs_bin: print the path of the verbs test program
+# (selftests/verbs/mrc_verbs_test.c), building it into build/verbs/ first;
+# VERBS_BIN, if set, names a prebuilt binary (under the repo: the guests
+# see the host's / but not its /tmp).
+lab_verbs_bin() {
+	local bin=${VERBS_BIN:-$LAB_ROOT/build/verbs/mrc_verbs_test}
+	if [ -z "$VERBS_BIN" ]; then
+		mkdir -p "$LAB_ROOT/build/verbs" &&
+		gcc -O2 -Wall -Werror -o "$bin" \
+			"$LAB_ROOT/selftests/verbs/mrc_verbs_test.c" -libverbs >&2 ||
+			return 1
+	fi
+	echo "$bin"
+}
+
 # lab_load_contenders: metaroce (mrc0) and the stock rdma_rxe (rxe0) on eth0
 # of both nodes, or lab_fatal (for the tools that compare the two).
 lab_load_contenders() {

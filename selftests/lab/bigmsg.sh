@@ -24,30 +24,16 @@ LAB_MEM=${LAB_MEM:-3G}
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DEV=${VERBS_DEV:-mrc0}
 SIZE=${BIGMSG_SIZE:-1G}
 TMO=${BIGMSG_TIMEOUT:-1200}
 OPTS=(-d "$DEV" -g 1 -t "$TMO" -B "$SIZE")
 [ "$DEV" = mrc0 ] || OPTS+=(-R)
-BIN=${VERBS_BIN:-$ROOT/build/verbs/mrc_verbs_test}
-if [ -z "$VERBS_BIN" ]; then
-	mkdir -p "$ROOT/build/verbs"
-	gcc -O2 -Wall -Werror -o "$BIN" "$ROOT/selftests/verbs/mrc_verbs_test.c" \
-		-libverbs || lab_fatal "cannot build mrc_verbs_test.c"
-fi
-
-add_dev() {
-	if [ "$DEV" = mrc0 ]; then
-		lab_load_metaroce "$1"
-	else
-		lab_run "$1" rdma link add "$DEV" type rxe netdev eth0
-	fi
-}
+BIN=$(lab_verbs_bin) || lab_fatal "cannot build mrc_verbs_test.c"
 
 lab_start
-check "n1: $DEV on eth0" add_dev n1
-check "n2: $DEV on eth0" add_dev n2
+check "n1: $DEV on eth0" lab_add_dev n1 "$DEV"
+check "n2: $DEV on eth0" lab_add_dev n2 "$DEV"
 # room for the SIZE buffer, pinned, plus the kernel's share
 # shellcheck disable=SC2016 # expanded in the guest
 mem_ok() {

@@ -138,10 +138,7 @@ blackhole() {
 	return $rc
 }
 
-VBIN=$(cd "$(dirname "$0")/../.." && pwd)/build/verbs/mrc_verbs_test
-mkdir -p "$(dirname "$VBIN")"
-gcc -O2 -Wall -Werror -o "$VBIN" "$(dirname "$VBIN")/../../selftests/verbs/mrc_verbs_test.c" \
-	-libverbs || lab_fatal "cannot build mrc_verbs_test.c"
+VBIN=$(lab_verbs_bin) || lab_fatal "cannot build mrc_verbs_test.c"
 
 lab_start
 for n in n1 n2; do

@@ -22,30 +22,16 @@
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DEV=${VERBS_DEV:-mrc0}
 TMO=${VERBS_TIMEOUT:-30}
 # rxe (6.1) deviates from IB in two error statuses: -R accepts those.
 OPTS=(-d "$DEV" -g 1 -t "$TMO")
 [ "$DEV" = mrc0 ] || OPTS+=(-R)
-BIN=${VERBS_BIN:-$ROOT/build/verbs/mrc_verbs_test}
-if [ -z "$VERBS_BIN" ]; then
-	mkdir -p "$ROOT/build/verbs"
-	gcc -O2 -Wall -Werror -o "$BIN" "$ROOT/selftests/verbs/mrc_verbs_test.c" \
-		-libverbs || lab_fatal "cannot build mrc_verbs_test.c"
-fi
-
-add_dev() {
-	if [ "$DEV" = mrc0 ]; then
-		lab_load_metaroce "$1"
-	else
-		lab_run "$1" rdma link add "$DEV" type rxe netdev eth0
-	fi
-}
+BIN=$(lab_verbs_bin) || lab_fatal "cannot build mrc_verbs_test.c"
 
 lab_start
-check "n1: $DEV on eth0" add_dev n1
-check "n2: $DEV on eth0" add_dev n2
+check "n1: $DEV on eth0" lab_add_dev n1 "$DEV"
+check "n2: $DEV on eth0" lab_add_dev n2 "$DEV"
 check "n1 reaches n2 (IPv4)" n1 busybox ping -c 1 -W 5 192.0.2.2
 LAB_CMD_TIMEOUT=900 lab_bg n2 server "$BIN" "${OPTS[@]}"
 check "n2: server listening on tcp 18517" lab_wait_for n2 'ss -ltn | grep -q :18517' 60

@@ -432,11 +432,7 @@ for who in "${CONT_LIST[@]}"; do
 	[ "$who" = tcp ] && continue
 	ok=1
 	for n in n1 n2; do
-		if [ "$who" = metaroce ]; then
-			check "$n: metaroce loaded, mrc0 on eth0" lab_load_metaroce $n || ok=
-		else
-			check "$n: rxe0 on eth0" lab_run $n rdma link add rxe0 type rxe netdev eth0 || ok=
-		fi
+		check "$n: ${DEV[$who]} on eth0" lab_add_dev $n "${DEV[$who]}" || ok=
 		[ -n "$ok" ] || break
 		GID[$who $n]=$(gid_of $n "${DEV[$who]}")
 		check "$n: ${DEV[$who]} has an IPv4 GID (index ${GID[$who $n]:-none})" \

@@ -372,7 +372,7 @@ lab_add_dev() {
 	if [ "$2" = mrc0 ]; then
 		lab_load_metaroce "$1"
 	else
-		lab_run "$1" rdma link add "$2" type rxe netdev eth0
+		lab_run "$1" "modprobe rdma_rxe && rdma link add $2 type rxe netdev eth0"
 	fi
 }
 
@@ -396,9 +396,9 @@ lab_verbs_bin() {
 lab_load_contenders() {
 	local n
 	for n in "${LAB_NODES[@]}"; do
-		lab_load_metaroce "$n" >/dev/null ||
+		lab_add_dev "$n" mrc0 >/dev/null ||
 			lab_fatal "$n: metaroce did not load"
-		lab_run "$n" 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0' >/dev/null ||
+		lab_add_dev "$n" rxe0 >/dev/null ||
 			lab_fatal "$n: rxe did not load"
 	done
 }

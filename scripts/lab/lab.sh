@@ -195,6 +195,13 @@ lab_start() {
 	trap 'exit 130' INT TERM HUP
 	LAB_STARTED=1
 	echo "# lab $LAB_NAME: run dir $LAB_RUN"
+	# One lab at a time on this machine (two skew each other's timing):
+	# every lab of every work tree waits here for the one before it.
+	exec {LAB_LOCK_FD}>"${LAB_LOCK:-/tmp/metaroce-lab.lock}"
+	if ! flock -n "$LAB_LOCK_FD"; then
+		echo "# lab $LAB_NAME: waiting for the lab lock (another lab runs)"
+		flock "$LAB_LOCK_FD"
+	fi
 	for try in $(seq "$LAB_BOOT_TRIES"); do
 		_lab_boot && break
 		[ "$try" -lt "$LAB_BOOT_TRIES" ] ||

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# ordering: IB RC ordering between the operations of one QP, under a
+# network that reorders, drops and duplicates (build/verbs/mrc_order_test,
+# selftests/verbs/ordering.c: what every operation observed).
+#
+#        n1 (client)                                n2 (server)
+#   +--------------------------+   metaroce/UDP  +--------------------------+
+#   | mrc0 -> eth0 [netem]     |<--------------->| mrc0 -> eth0 [netem]     |
+#   | mrc_order_test 192.0.2.2 |  TCP 18519 OOB  | mrc_order_test (listens) |
+#   +--------------------------+                 +--------------------------+
+#
+# Under each netem condition (both directions) the client runs, ORDER_ITERS
+# times each: WRITE then READ of the same range (READ sees the WRITE),
+# WRITE then FETCH_ADD 0 / CMP_SWAP on the written word (both see the
+# written value), CMP_SWAP and FETCH_ADD chains (each sees its
+# predecessor's result: in order, exactly once), and SENDs /
+# WRITE_WITH_IMMs against a server that posts its receives late (RNR):
+# receive completions in send order, every byte in place at completion.
+# ORDER_CONDS overrides the conditions (';'-separated netem arguments).
+# shellcheck source=scripts/lab/lab.sh
+. "$(dirname "$0")/../../scripts/lab/lab.sh"
+
+ITERS=${ORDER_ITERS:-300}
+IFS=';' read -r -a CONDS <<<"${ORDER_CONDS:-delay 2ms reorder 25%;delay 1ms reorder 10% loss 1% duplicate 1%}"
+BIN=$LAB_ROOT/build/verbs/mrc_order_test
+mkdir -p "$LAB_ROOT/build/verbs"
+gcc -O2 -Wall -Werror -o "$BIN" "$LAB_ROOT/selftests/verbs/ordering.c" -libverbs ||
+	lab_fatal "cannot build ordering.c"
+
+lab_start
+check "n1: mrc0 on eth0" lab_add_dev n1 mrc0
+check "n2: mrc0 on eth0" lab_add_dev n2 mrc0
+for cond in "${CONDS[@]}"; do
+	# shellcheck disable=SC2086
+	check "netem $cond on both nodes" \
+		eval 'lab_netem n1 '"$cond"' && lab_netem n2 '"$cond"
+	LAB_CMD_TIMEOUT=900 lab_bg n2 server "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS"
+	check "n2: server listening on tcp 18519" lab_wait_for n2 'ss -ltn | grep -q :18519' 60
+	LAB_CMD_TIMEOUT=900 check "[$cond] client: every operation saw every earlier one ($ITERS each)" \
+		n1 "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS" 192.0.2.2
+	check "[$cond] server: receives in order, bytes in place" lab_wait server
+	lab_netem_clear
+done
+check "n1: rdma link delete mrc0" n1 rdma link delete mrc0
+check "n2: rdma link delete mrc0" n2 rdma link delete mrc0
+lab_summary

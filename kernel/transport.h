@@ -148,7 +148,7 @@ struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
 #ifdef METAROCE_TP_INTERNAL
 
 #include "core/hdr.h"
-#include "core/replay.h"
+#include "core/worder.h"
 
 #define TP_EV_RTO	0	/* retransmission timer fired */
 #define TP_EV_RNR	1	/* RNR wait is over */
@@ -156,7 +156,7 @@ struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
 
 #define TP_MAX_SWQ	512	/* kernel copies of send WQEs in flight */
 #define TP_RSLOTS	32	/* receive WQEs being filled (pow2) */
-#define TP_RSP_SLOTS	128	/* queued READ/atomic responses (pow2) */
+#define TP_RSP_SLOTS	16	/* queued READ/atomic responses (pow2) */
 #define TP_DEFER_MAX	16	/* WRITE last packets held back */
 #define TP_TX_BATCH	32	/* packets built per lock hold */
 /* receive processing transmits inline below this many PSNs in flight */
@@ -238,14 +238,22 @@ struct metaroce_tp_rslot {
 	u8 solicited;
 };
 
-/* A READ or atomic request waiting for its responses to be sent. */
+/*
+ * A READ or atomic request waiting for its responses to be sent. The
+ * queue is kept in request PSN order; its head runs only once every
+ * earlier PSN of the incoming space is placed (tp_rsp_ready).
+ */
 struct metaroce_tp_rsp {
 	u8 kind;		/* TP_PKT_RRESP / TP_PKT_ARESP */
+	u8 op;			/* ARESP: MRC_OP_CMP_SWAP / MRC_OP_FETCH_ADD */
+	u8 executed;		/* ARESP: done, @orig holds the result */
 	u32 req_psn;
 	u32 rkey;
 	u32 len;
 	u32 off;		/* RRESP: next byte to send */
-	u64 va;			/* RRESP: address; ARESP: original value */
+	u64 va;			/* target address */
+	u64 compare, swap_add;	/* ARESP operands */
+	u64 orig;		/* ARESP: the value before the operation */
 };
 
 struct metaroce_tps {
@@ -261,6 +269,10 @@ struct metaroce_tps {
 	bool failed;		/* fatal error seen, QP going to ERR */
 	bool stop_new;		/* an error WQE is pending: no new sends */
 	bool want_tx;		/* rx processing opened the window */
+	bool probe_due;		/* send a PROBE for probe_psn */
+	u32 probe_psn;		/* oldest request awaiting its response */
+	bool rsp_abort;		/* a response cannot be served: NAK it */
+	u32 rsp_abort_psn;	/* ... the PSN of its request */
 	u8 fail_event;		/* enum ib_event_type for ERR, 0 = fatal */
 	u32 mtu;		/* payload bytes per packet */
 	u32 retries;		/* timeouts without progress */
@@ -293,6 +305,7 @@ struct metaroce_tps {
 	struct metaroce_tp_rslot ud_slot;	/* UD receive scratch */
 	struct sk_buff_head defer;	/* WRITE last packets held back */
 	u32 rx_seg;		/* peer's segment size (WRITE non-LAST) */
+	struct mrc_worder wo;	/* what later WRITE packets wrote */
 	u32 nak_psn;		/* last NAKed PSN, to rate-limit */
 	u8 nak_syn;
 
@@ -354,6 +367,9 @@ void metaroce_tp_resp_flush(struct metaroce_qp *qp);
 void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 			 struct sk_buff *skb);
 void metaroce_tp_resp_reset(struct metaroce_qp *qp);
+bool metaroce_tp_rsp_ready(struct metaroce_tps *s);
+int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct metaroce_tp_rsp *r);
+void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out);
 
 /* comp.c */
 void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,

@@ -16,11 +16,11 @@
 #include "test_rtt.c"
 #include "test_cc.c"
 #include "test_path.c"
-#include "test_replay.c"
+#include "test_worder.c"
 #include "test_reo.c"
 
 #define MRC_CORE_ALL_SUITES						\
 	{ &seq_suite, &crc_suite, &hdr_suite, &sack_suite, &rtt_suite,	\
-	  &cc_suite, &path_suite, &replay_suite, &reo_suite }
+	  &cc_suite, &path_suite, &reo_suite, &worder_suite }
 
 #endif /* MRC_CORE_ALL_H */

@@ -136,7 +136,7 @@ done"
 
 # kprobes NODE on|off|show: count metaroce_mr_fast_reg (IB_WR_REG_MR) and
 # metaroce_mr_invalidate calls, the latter by caller: a received
-# SEND_WITH_INV (tp_rslot_start) or an IB_WR_LOCAL_INV (tp_local_op)
+# SEND_WITH_INV (tp_rcomplete) or an IB_WR_LOCAL_INV (tp_local_op)
 TR=/sys/kernel/tracing
 kprobes() {
 	case $2 in
@@ -211,6 +211,28 @@ check "n1: after reconnect, read 200 KiB at $((40 * MIB + 1024)) matches" \
 check "n1: after reconnect, write 2 MiB at 32 MiB" write_at $((32 * MIB)) $((2 * MIB))
 check "n1: after reconnect, read it back" read_cmp $((32 * MIB)) $((2 * MIB))
 check "n2: /dev/ram0 holds it" target_cmp $((32 * MIB)) $((2 * MIB))
+# The same I/O under netem on both nodes (NVMEOF_NETEM: ';'-separated
+# netem arguments), at offsets not written before: nvme-rdma's WRITE data
+# + SEND_WITH_INV and nvmet-rdma's READs of host memory, reordered and lost.
+IFS=';' read -r -a NETEM <<<"${NVMEOF_NETEM:-loss 1%;delay 1ms reorder 10%}"
+base=$((8 * MIB))
+for cond in "${NETEM[@]}"; do
+	check "netem $cond on both nodes" \
+		eval "lab_netem n1 $cond && lab_netem n2 $cond"
+	check "[$cond] n1: nvme disconnect" \
+		eval "n1 nvme disconnect -n $NQN | grep 'disconnected 1 controller'"
+	check "[$cond] n1: nvme connect" connect
+	for r in "4096 $((128 * 1024))" "$((256 * 1024 + 512)) $((8192 + 1024))" \
+		 "$MIB $MIB" "$((2 * MIB)) $((2 * MIB))"; do
+		read -r o l <<<"$r"
+		o=$((base + o))
+		check "[$cond] n1: O_DIRECT write $l B at $o" write_at "$o" "$l"
+		check "[$cond] n1: read $l B at $o matches" read_cmp "$o" "$l"
+		check "[$cond] n2: /dev/ram0 holds it" target_cmp "$o" "$l"
+	done
+	lab_netem_clear
+	base=$((base + 4 * MIB))
+done
 check "n1: nvme disconnect again" eval "n1 nvme disconnect -n $NQN | grep 'disconnected 1 controller'"
 check "n1: kprobes off" kprobes n1 off
 check "n1: nvme-rdma unloads" n1 modprobe -r nvme-rdma

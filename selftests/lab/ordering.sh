@@ -42,6 +42,18 @@ for cond in "${CONDS[@]}"; do
 	check "[$cond] server: receives in order, bytes in place" lab_wait server
 	lab_netem_clear
 done
+# Mixed MTUs: n1's eth0 carries 9000 (IB MTU 4096), n2's 1500 (1024); the
+# QP's path MTU is 1024, and n1 must segment to it, not to its own IP MTU.
+check "n1: eth0 mtu 9000, n2: eth0 mtu 1500" \
+	eval 'n1 ip link set eth0 mtu 9000 && n2 ip link set eth0 mtu 1500'
+LAB_CMD_TIMEOUT=900 lab_bg n2 server "$BIN" -d mrc0 -g 1 -t 60 -n 100
+check "n2: server listening on tcp 18519" lab_wait_for n2 'ss -ltn | grep -q :18519' 60
+LAB_CMD_TIMEOUT=900 lab_bg n1 client "$BIN" -d mrc0 -g 1 -t 60 -n 100 192.0.2.2
+check "n1: its RC QP segments to the path MTU (seg_size 1024)" \
+	lab_wait_for n1 "rdma -dd res show qp link mrc0/1 | tr -s ' \n' ' ' | grep -Eq 'type RC .*seg_size 1024 '" 60
+check "[mixed MTU] client: every operation saw every earlier one" lab_wait client
+check "[mixed MTU] server: receives in order, bytes in place" lab_wait server
+check "both: eth0 mtu 1500" eval 'n1 ip link set eth0 mtu 1500 && n2 ip link set eth0 mtu 1500'
 check "n1: rdma link delete mrc0" n1 rdma link delete mrc0
 check "n2: rdma link delete mrc0" n2 rdma link delete mrc0
 lab_summary

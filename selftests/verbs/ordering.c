@@ -14,6 +14,9 @@
  *  write-read    RDMA_WRITE of a fresh pattern (1 B .. 64 KiB, multi
  *                packet) then, posted right behind it, RDMA_READ of the
  *                same range: the READ returns the new pattern.
+ *  write-write   two RDMA_WRITEs to overlapping ranges, then four 8-byte
+ *                WRITEs of a rising counter to one word inside, then a
+ *                READ of the span: later WRITEs win, as in PSN order.
  *  write-atomic  RDMA_WRITE of 16 KiB whose last word holds a fresh value
  *                v, then FETCH_ADD 0 and CMP_SWAP(v -> v+1) on that word:
  *                both return v, a READ afterwards returns v+1.
@@ -390,6 +393,61 @@ static void write_read(void)
 	report(&t);
 }
 
+/*
+ * Two WRITEs of different patterns to overlapping ranges (the second
+ * shifted by a few hundred bytes), then four 8-byte WRITEs of a rising
+ * counter to one word inside, then one READ of the whole span: the
+ * bytes are what in-order execution leaves (later WRITEs win).
+ */
+static void write_write(void)
+{
+	struct tally t = { .name = "write-write" };
+	uint32_t it, len, off, shift, sa, sb, span, i, w;
+	uint8_t *ref = buf + L_DST + (512u << 10);
+	uint64_t c;
+	long m;
+
+	for (it = 0; it < iters; it++) {
+		len = 2048 + rnd() % 30000;
+		shift = rnd() % 1024;
+		span = len + shift;
+		off = rnd() % (WR_AREA_SZ - span);
+		sa = (uint32_t)rnd();
+		sb = (uint32_t)rnd();
+		fill(buf + L_SRC, len, sa);
+		fill(buf + L_SRC + (64u << 10), len, sb);
+		add_wr(IBV_WR_RDMA_WRITE, L_SRC, len, WR_AREA + off, false);
+		add_wr(IBV_WR_RDMA_WRITE, L_SRC + (64u << 10), len,
+		       WR_AREA + off + shift, false);
+		/* the reference: A, then B over it */
+		memcpy(ref, buf + L_SRC, len);
+		memcpy(ref + shift, buf + L_SRC + (64u << 10), len);
+		w = (shift + rnd() % (len - 8)) & ~7u;
+		for (i = 0; i < 4; i++) {
+			c = ((uint64_t)it << 8) | i;
+			memcpy(buf + L_SRC + (128u << 10) + 8 * i, &c, 8);
+			add_wr(IBV_WR_RDMA_WRITE, L_SRC + (128u << 10) + 8 * i,
+			       8, WR_AREA + off + w, false);
+		}
+		memcpy(ref + w, &c, 8);
+		memset(buf + L_DST, 0, span);
+		add_wr(IBV_WR_RDMA_READ, L_DST, span, WR_AREA + off, true);
+		run_chain("write-write", it);
+		m = -1;
+		for (i = 0; i < span && m < 0; i++)
+			if (buf[L_DST + i] != ref[i])
+				m = i;
+		if (m < 0)
+			t.ok++;
+		else
+			bad(&t, "iter %u: WRITE A %u B at +%u, counter at +%u: byte %ld is %02x, want %02x (%s)",
+			    it, len, shift, w, m, buf[L_DST + m], ref[m],
+			    m >= w && m < w + 8 ? "counter" :
+			    m >= shift ? "B's byte" : "A's byte");
+	}
+	report(&t);
+}
+
 static void write_atomic(void)
 {
 	struct tally t = { .name = "write-atomic" };
@@ -702,6 +760,7 @@ int main(int argc, char **argv)
 
 	if (optind < argc) {
 		write_read();
+		write_write();
 		write_atomic();
 		chains();
 		recv_order_client();

@@ -32,6 +32,21 @@ static struct metaroce_tp_swqe *tp_psn_wqe(struct metaroce_tps *s, u32 psn)
 	return tp_swqe(s, d->idx);
 }
 
+/* The outstanding READ/atomic WQE whose request had PSN @req_psn. */
+static struct metaroce_tp_swqe *tp_find_rd(struct metaroce_tps *s,
+					   u32 req_psn)
+{
+	u32 idx;
+
+	for (idx = s->sq_tail; idx != s->sq_seg; idx++) {
+		struct metaroce_tp_swqe *w = tp_swqe(s, idx);
+
+		if (w->rd_atomic && w->segmented && w->first_psn == req_psn)
+			return w;
+	}
+	return NULL;
+}
+
 /*
  * A NAK for @a->nak_psn, whose WQE (looked up before the ACK part was
  * applied: a fatal NAK's cumulative point may already cover the PSN) is
@@ -75,6 +90,13 @@ static void tp_on_nak(struct metaroce_qp *qp, const struct mrc_ack_info *a,
 		status = IB_WC_REM_OP_ERR;
 		break;
 	}
+	/*
+	 * A READ/atomic request is acknowledged when it arrives and NAKed
+	 * later if its memory is gone by the time it may run: the NAK names
+	 * the acknowledged request's PSN.
+	 */
+	if (!w)
+		w = tp_find_rd(s, a->nak_psn);
 	if (!w)
 		return;
 	if (w->status == IB_WC_SUCCESS)
@@ -167,21 +189,6 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 		metaroce_tp_arm_rto(qp, true);
 	if (s->sb.nlost || res.newly_acked || s->stop_new)
 		s->want_tx = true;
-}
-
-/* The outstanding READ/atomic WQE whose request had PSN @req_psn. */
-static struct metaroce_tp_swqe *tp_find_rd(struct metaroce_tps *s,
-					   u32 req_psn)
-{
-	u32 idx;
-
-	for (idx = s->sq_tail; idx != s->sq_seg; idx++) {
-		struct metaroce_tp_swqe *w = tp_swqe(s, idx);
-
-		if (w->rd_atomic && w->segmented && w->first_psn == req_psn)
-			return w;
-	}
-	return NULL;
 }
 
 /*

@@ -341,8 +341,9 @@ int metaroce_mr_fast_reg(struct metaroce_dev *mdev, struct ib_pd *pd,
 	return err;
 }
 
-int metaroce_mr_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
-			   u32 key)
+/* Invalidate fast-register MR @key of @pd; with @check, only say if it could. */
+static int metaroce_mr_inval(struct metaroce_dev *mdev, struct ib_pd *pd,
+			     u32 key, bool check)
 {
 	struct metaroce_mr *mr;
 	unsigned long flags;
@@ -352,11 +353,24 @@ int metaroce_mr_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
 	mr = xa_load(&mdev->mrs, key >> 8);
 	if (mr && mr->type == METAROCE_MR_FAST && mr->ibmr.pd == pd &&
 	    mr->ibmr.rkey == key) {
-		mr->valid = false;
+		if (!check)
+			mr->valid = false;
 		err = 0;
 	}
 	xa_unlock_irqrestore(&mdev->mrs, flags);
 	return err;
+}
+
+int metaroce_mr_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
+			   u32 key)
+{
+	return metaroce_mr_inval(mdev, pd, key, false);
+}
+
+int metaroce_mr_check_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
+				 u32 key)
+{
+	return metaroce_mr_inval(mdev, pd, key, true);
 }
 
 /*

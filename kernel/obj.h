@@ -170,6 +170,9 @@ int metaroce_mr_fast_reg(struct metaroce_dev *mdev, struct ib_pd *pd,
  */
 int metaroce_mr_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
 			   u32 key);
+/* Would metaroce_mr_invalidate() succeed? (SEND_WITH_INV at its first packet) */
+int metaroce_mr_check_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
+				 u32 key);
 
 /*
  * Copy @len bytes at byte @offset of the message described by a local

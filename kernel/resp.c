@@ -3,18 +3,22 @@
  * metaroce transport: the responder.
  *
  * Runs inline in softirq under the QP lock for every sequenced packet of
- * the incoming PSN space. A packet is placed directly at its final
- * address (WRITE: va + offset; SEND: byte offset of the receive WQE its
- * rmsn selects) in any order, then committed to the receive window; a
- * packet that cannot be placed now (no receive WQE: RNR; queue full) is
- * left uncommitted so the requester sends it again, and duplicates are
- * never placed. A WRITE's last packet that arrives before the rest of
- * its message is committed but held back, and placed once the rest is.
- * Receive completions are posted in message order once every byte of the
- * message is placed. READ and atomic requests are queued for tx.c, which
- * sends the responses in this QP's own PSN space, so they are reliable
- * and an atomic executes exactly once (its request PSN is deduplicated
- * by the window).
+ * the incoming PSN space. A packet is placed directly at its final address
+ * (WRITE: va + offset; SEND: byte offset of the receive WQE its rmsn
+ * selects) in any order, then committed to the receive window; a packet
+ * that cannot be placed now (no receive WQE: RNR; queue full) is left
+ * uncommitted so the requester sends it again, and duplicates are never
+ * placed. A WRITE's last packet that arrives before the rest of its
+ * message is committed but held back, and placed once the rest is. Receive
+ * completions are posted in message order once every byte of the message
+ * is placed. A WRITE packet never overwrites the bytes of a WRITE of a
+ * later PSN that overtook it (core/worder.h). READ and atomic requests are
+ * checked, committed and queued in PSN order for tx.c, which runs each
+ * only once every earlier PSN is placed (IB RC ordering: a READ or atomic
+ * sees every earlier WRITE) and sends the responses in this QP's own PSN
+ * space, so they are reliable and an atomic executes exactly once (its
+ * request PSN is deduplicated by the window). See protocol.rst,
+ * "Ordering".
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -148,6 +152,11 @@ static void tp_rcomplete(struct metaroce_qp *qp)
 		    (!r->seen || r->placed != r->msg_len || !r->has_last ||
 		     !mrc_seq_lt(r->last_psn, s->rx.cum)))
 			break;
+		/* SEND_WITH_INV: every earlier request is placed now */
+		if (r->status == IB_WC_SUCCESS &&
+		    (r->wc_flags & METAROCE_WC_WITH_INV) &&
+		    metaroce_mr_invalidate(qp->mdev, qp->ibqp.pd, r->imm))
+			r->status = IB_WC_REM_INV_REQ_ERR;
 		tp_post_rcqe(qp, r, r->status);
 		if (r->status != IB_WC_SUCCESS)
 			s->failed = true;
@@ -178,9 +187,14 @@ static u8 tp_rslot_start(struct metaroce_qp *qp, struct metaroce_tp_rslot *r,
 	} else if (p->opcode == MRC_OP_SEND_INV) {
 		r->imm = p->send.imm;
 		r->wc_flags = METAROCE_WC_WITH_INV;
+		/*
+		 * Checked now, invalidated when the message completes
+		 * (tp_rcomplete): earlier WRITEs to that MR may still be on
+		 * their way, and must land.
+		 */
 		if (r->status == IB_WC_SUCCESS &&
-		    metaroce_mr_invalidate(qp->mdev, qp->ibqp.pd,
-					   p->send.imm)) {
+		    metaroce_mr_check_invalidate(qp->mdev, qp->ibqp.pd,
+						 p->send.imm)) {
 			r->status = IB_WC_REM_INV_REQ_ERR;
 			return MRC_SYN_INV_REQ;
 		}
@@ -279,6 +293,34 @@ static int tp_place_send(struct metaroce_qp *qp, const struct mrc_pkt *p,
 	return TP_PLACED;
 }
 
+/*
+ * Copy a WRITE packet's payload, except the bytes that a WRITE packet of
+ * a later PSN, which overtook this one, has already written: overlapping
+ * WRITEs end as in PSN order (core/worder.h).
+ */
+static int tp_write_copy(struct metaroce_tps *s, struct metaroce_mr *mr,
+			 const struct mrc_pkt *p, struct sk_buff *skb)
+{
+	u64 va = p->write.va + p->write.offset;
+	u32 i, n;
+	int err;
+
+	if (!mrc_seq_lt(p->psn + 1, s->rx.top))	/* nothing later seen */
+		return metaroce_mr_copy_from_skb(mr, va, skb, p->hdr_len,
+						 p->payload_len);
+	n = mrc_wo_pieces(&s->wo, p->psn, s->rx.top, p->write.rkey, va,
+			  p->payload_len, s->wo.out);
+	for (i = 0; i < n; i++) {
+		err = metaroce_mr_copy_from_skb(mr, s->wo.out[i].va, skb,
+						p->hdr_len +
+						(u32)(s->wo.out[i].va - va),
+						s->wo.out[i].len);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int tp_place_write(struct metaroce_qp *qp, const struct mrc_pkt *p,
 			  struct sk_buff *skb, u8 *syn, bool deferred)
 {
@@ -310,14 +352,14 @@ static int tp_place_write(struct metaroce_qp *qp, const struct mrc_pkt *p,
 		return deferred ? TP_DROP : tp_defer(s, skb, p->psn);
 	}
 	if (p->payload_len)
-		err = metaroce_mr_copy_from_skb(mr, p->write.va +
-						p->write.offset, skb,
-						p->hdr_len, p->payload_len);
+		err = tp_write_copy(s, mr, p, skb);
 	metaroce_mr_put(mr);
 	if (err) {
 		*syn = MRC_SYN_REM_OP;
 		return TP_DROP;
 	}
+	mrc_wo_record(&s->wo, p->psn, p->write.rkey,
+		      p->write.va + p->write.offset, p->payload_len);
 	if (r) {
 		r->placed += p->payload_len;
 		tp_rslot_last(r, p);
@@ -325,52 +367,145 @@ static int tp_place_write(struct metaroce_qp *qp, const struct mrc_pkt *p,
 	return TP_PLACED;
 }
 
+/*
+ * A READ or atomic request: check it now (a bad one is NAKed and leaves
+ * memory untouched) and queue it in request PSN order. It executes --
+ * the atomic operates, the READ's data is read -- only once every
+ * earlier request of the QP is placed (metaroce_tp_rsp_ready()): IB RC
+ * responders execute in PSN order, whatever order packets arrive in. The
+ * request PSN is committed now, so a duplicate is never queued twice.
+ */
 static int tp_queue_rsp(struct metaroce_qp *qp, const struct mrc_pkt *p,
 			u8 *syn)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_tp_rsp *q;
+	struct metaroce_tp_rsp *q, *prev;
 	struct metaroce_mr *mr;
+	u32 i;
 
-	if (s->rsp_head - s->rsp_tail >= TP_RSP_SLOTS)
+	/* IB: more outstanding than max_dest_rd_atomic is an invalid request */
+	if (s->rsp_head - s->rsp_tail >= min_t(u32, qp->max_dest_rd_atomic,
+					       TP_RSP_SLOTS)) {
+		*syn = MRC_SYN_INV_REQ;
 		return TP_DROP;
-	q = &s->rsp[s->rsp_head & (TP_RSP_SLOTS - 1)];
-	memset(q, 0, sizeof(*q));
-	q->req_psn = p->psn;
-	if (p->opcode == MRC_OP_READ_REQ) {
+	}
+	if (p->opcode != MRC_OP_READ_REQ && (p->atomic.va & 7)) {
+		*syn = MRC_SYN_INV_REQ;
+		return TP_DROP;
+	}
+	if (p->opcode == MRC_OP_READ_REQ)
 		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, p->read.rkey, true,
 				     IB_ACCESS_REMOTE_READ, p->read.va,
 				     p->read.len);
-		if (IS_ERR(mr)) {
-			*syn = MRC_SYN_REM_ACCESS;
-			return TP_DROP;
-		}
-		metaroce_mr_put(mr);
+	else
+		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, p->atomic.rkey,
+				     true, IB_ACCESS_REMOTE_ATOMIC,
+				     p->atomic.va, 8);
+	if (IS_ERR(mr)) {
+		*syn = MRC_SYN_REM_ACCESS;
+		return TP_DROP;
+	}
+	metaroce_mr_put(mr);
+
+	/*
+	 * Insert in PSN order. Nothing queued that has started can come
+	 * after @p: it started once every earlier PSN was placed.
+	 */
+	for (i = s->rsp_head; i != s->rsp_tail; i--) {
+		prev = &s->rsp[(i - 1) & (TP_RSP_SLOTS - 1)];
+		if (mrc_seq_lt(prev->req_psn, p->psn))
+			break;
+		s->rsp[i & (TP_RSP_SLOTS - 1)] = *prev;
+	}
+	q = &s->rsp[i & (TP_RSP_SLOTS - 1)];
+	memset(q, 0, sizeof(*q));
+	q->req_psn = p->psn;
+	if (p->opcode == MRC_OP_READ_REQ) {
 		q->kind = TP_PKT_RRESP;
 		q->va = p->read.va;
 		q->rkey = p->read.rkey;
 		q->len = p->read.len;
 	} else {
-		if (p->atomic.va & 7) {
-			*syn = MRC_SYN_INV_REQ;
-			return TP_DROP;
-		}
-		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, p->atomic.rkey,
-				     true, IB_ACCESS_REMOTE_ATOMIC,
-				     p->atomic.va, 8);
-		if (IS_ERR(mr)) {
-			*syn = MRC_SYN_REM_ACCESS;
-			return TP_DROP;
-		}
-		metaroce_mr_atomic(mr, p->atomic.va,
-				   p->opcode == MRC_OP_CMP_SWAP,
-				   p->atomic.compare, p->atomic.swap_add,
-				   &q->va);
-		metaroce_mr_put(mr);
 		q->kind = TP_PKT_ARESP;
+		q->op = p->opcode;
+		q->va = p->atomic.va;
+		q->rkey = p->atomic.rkey;
+		q->compare = p->atomic.compare;
+		q->swap_add = p->atomic.swap_add;
 	}
 	s->rsp_head++;
 	return TP_PLACED;
+}
+
+/*
+ * May the oldest queued READ/atomic run? Only once every PSN before its
+ * request is placed: the cumulative point passed it and no WRITE last
+ * packet before it is still held back.
+ */
+bool metaroce_tp_rsp_ready(struct metaroce_tps *s)
+{
+	struct metaroce_tp_rsp *r = &s->rsp[s->rsp_tail & (TP_RSP_SLOTS - 1)];
+	struct sk_buff *d;
+
+	if (s->rsp_tail == s->rsp_head || !mrc_seq_lt(r->req_psn, s->rx.cum))
+		return false;
+	skb_queue_walk(&s->defer, d)
+		if (mrc_seq_lt(*(u32 *)d->cb, r->req_psn))
+			return false;
+	return true;
+}
+
+/*
+ * Execute the head response now that it is ready: an atomic operates
+ * (once: @r->executed), a READ's range is checked again (its MR may
+ * have gone since the request arrived). Non-zero: it cannot be served.
+ */
+int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct metaroce_tp_rsp *r)
+{
+	struct metaroce_mr *mr;
+
+	if (r->kind == TP_PKT_RRESP) {
+		if (r->off)
+			return 0;
+		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, r->rkey, true,
+				     IB_ACCESS_REMOTE_READ, r->va, r->len);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		metaroce_mr_put(mr);
+		return 0;
+	}
+	if (r->executed)
+		return 0;
+	mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, r->rkey, true,
+			     IB_ACCESS_REMOTE_ATOMIC, r->va, 8);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	metaroce_mr_atomic(mr, r->va, r->op == MRC_OP_CMP_SWAP, r->compare,
+			   r->swap_add, &r->orig);
+	metaroce_mr_put(mr);
+	r->executed = 1;
+	return 0;
+}
+
+/*
+ * A READ/atomic that was accepted (and acknowledged) cannot be served:
+ * its memory went away before it ran. Tell the requester (a REM_ACCESS
+ * NAK for the request's PSN, which fails that WQE) and move the QP to
+ * ERR with an access error event, as IB does for a bad request.
+ */
+void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out)
+{
+	struct metaroce_tps *s = qp->tp.s;
+
+	if (!s->rsp_abort)
+		return;
+	s->rsp_abort = false;
+	s->nak_psn = s->rsp_abort_psn;
+	s->nak_syn = MRC_SYN_REM_ACCESS;
+	metaroce_tp_send_ack(qp, out, MRC_SYN_REM_ACCESS, s->rsp_abort_psn);
+	s->rsp_head = s->rsp_tail;
+	s->failed = true;
+	s->fail_event = IB_EVENT_QP_ACCESS_ERR;
 }
 
 static int tp_place(struct metaroce_qp *qp, struct mrc_pkt *p,
@@ -402,12 +537,13 @@ static int tp_place(struct metaroce_qp *qp, struct mrc_pkt *p,
  * resend what is already here -- and the cumulative point cannot pass
  * them before their prefix is placed, which is when they are placed.
  */
-static void tp_run_deferred(struct metaroce_qp *qp)
+static void tp_run_deferred(struct metaroce_qp *qp, struct sk_buff_head *out)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct sk_buff *skb, *tmp;
 	struct mrc_pkt p;
 	u8 syn;
+	int r;
 
 	skb_queue_walk_safe(&s->defer, skb, tmp) {
 		if (mrc_hdr_parse(skb->data, skb_headlen(skb), skb->len, &p)) {
@@ -419,8 +555,21 @@ static void tp_run_deferred(struct metaroce_qp *qp)
 			continue;
 		__skb_unlink(skb, &s->defer);
 		syn = MRC_SYN_ACK;
-		tp_place(qp, &p, skb, &syn, true);
+		r = tp_place(qp, &p, skb, &syn, true);
 		kfree_skb(skb);
+		if (r == TP_PLACED && syn == MRC_SYN_ACK)
+			continue;
+		/*
+		 * It was acknowledged, so it cannot be dropped now: its MR
+		 * went away meanwhile. Fail the QP visibly, and tell the
+		 * requester in case it still waits for the message.
+		 */
+		if (syn == MRC_SYN_ACK)
+			syn = MRC_SYN_REM_OP;
+		metaroce_tp_send_ack(qp, out, syn, p.psn);
+		s->failed = true;
+		s->fail_event = syn == MRC_SYN_REM_ACCESS ?
+				IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL;
 	}
 }
 
@@ -448,17 +597,18 @@ void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
 	else if (p->psn != s->rx.cum)
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_OUT_OF_ORDER);
 	if (v == MRC_RX_NEW) {
+		/* not a WRITE's bytes (yet); tp_place_write() says otherwise */
+		mrc_wo_record(&s->wo, p->psn, 0, 0, 0);
 		r = tp_place(qp, p, skb, &syn, false);
 		if (r == TP_HELD) {
 			mrc_rx_commit(&s->rx, p->psn);
 		} else if (r == TP_PLACED) {
 			mrc_rx_commit(&s->rx, p->psn);
 			if (!skb_queue_empty(&s->defer))
-				tp_run_deferred(qp);
+				tp_run_deferred(qp, out);
 			tp_rcomplete(qp);
-			kick = p->opcode == MRC_OP_READ_REQ ||
-			       p->opcode == MRC_OP_CMP_SWAP ||
-			       p->opcode == MRC_OP_FETCH_ADD;
+			/* a queued READ/atomic may have become ready */
+			kick = metaroce_tp_rsp_ready(s);
 			if (p->opcode == MRC_OP_READ_RESP ||
 			    p->opcode == MRC_OP_ATOMIC_RESP) {
 				metaroce_tp_complete(qp, out);
@@ -529,6 +679,7 @@ void metaroce_tp_resp_reset(struct metaroce_qp *qp)
 	struct metaroce_tps *s = qp->tp.s;
 
 	__skb_queue_purge(&s->defer);
+	mrc_wo_init(&s->wo);
 	memset(s->rslot, 0, sizeof(s->rslot));
 	s->rmsn_done = 0;
 	s->rmsn_pop = 0;

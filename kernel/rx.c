@@ -130,7 +130,8 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 
 	spin_lock_bh(&tp->lock);
 	if (!tp->dead && tp->s && !tp->s->rx_ready && !ud &&
-	    (p.flags & MRC_F_RETX) && p.psn == tp->s->nak_psn &&
+	    ((p.flags & MRC_F_RETX) || p.opcode == MRC_OP_PROBE) &&
+	    p.psn == tp->s->nak_psn &&
 	    (tp->s->nak_syn == MRC_SYN_REM_ACCESS ||
 	     tp->s->nak_syn == MRC_SYN_INV_REQ) &&
 	    READ_ONCE(qp->state) == IB_QPS_ERR) {

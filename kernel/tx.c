@@ -139,6 +139,18 @@ void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart)
 
 	if (!mrc_sb_outstanding(&s->sb)) {
 		s->tlp_armed = false;
+		/*
+		 * Every request is acknowledged but READ/atomic responses are
+		 * still awaited: keep a timer, so that a responder that went
+		 * away (or errored, its NAK lost) fails them (tp_on_timer).
+		 */
+		if (s->rd_atomic_out && s->anchored) {
+			if (restart || !hrtimer_active(&tp->rto_timer))
+				hrtimer_start(&tp->rto_timer,
+					      tp_us_ktime(tp_rto_interval(qp)),
+					      HRTIMER_MODE_REL_SOFT);
+			return;
+		}
 		hrtimer_try_to_cancel(&tp->rto_timer);
 		return;
 	}
@@ -351,7 +363,10 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 				     IB_ACCESS_REMOTE_READ, d->va + d->offset,
 				     d->len);
 		if (IS_ERR(mr)) {
+			/* the MR went away while its READ was served */
 			err = PTR_ERR(mr);
+			s->rsp_abort = true;
+			s->rsp_abort_psn = d->req_psn;
 			break;
 		}
 		metaroce_mr_copy(mr, d->va + d->offset, pl, d->len,
@@ -721,7 +736,7 @@ static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
 	d = tp_desc(s, psn);
 	d->kind = r->kind;
 	d->req_psn = r->req_psn;
-	d->va = r->va;
+	d->va = r->kind == TP_PKT_ARESP ? r->orig : r->va;
 	if (r->kind == TP_PKT_ARESP) {
 		d->opcode = MRC_OP_ATOMIC_RESP;
 		d->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ;
@@ -934,7 +949,14 @@ static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
 		bool mid = s->sq_seg != s->sq_head &&
 			   tp_swqe(s, s->sq_seg)->seg_off;
 
-		if (s->rsp_tail != s->rsp_head && !mid) {
+		if (!mid && metaroce_tp_rsp_ready(s)) {
+			if (metaroce_tp_rsp_exec(qp, &s->rsp[s->rsp_tail &
+						 (TP_RSP_SLOTS - 1)])) {
+				s->rsp_abort = true;
+				s->rsp_abort_psn = s->rsp[s->rsp_tail &
+					(TP_RSP_SLOTS - 1)].req_psn;
+				break;
+			}
 			skb = tp_next_resp(qp);
 			if (!skb)
 				break;
@@ -983,17 +1005,64 @@ static void tp_fail_oldest(struct metaroce_qp *qp, u8 status)
  * live peer behind a lossy or stalling path is retried for as long as it
  * answers anything.
  */
+/* Give up on a silent peer? (retry_cnt timeouts and that much silence) */
+static bool tp_give_up(struct metaroce_qp *qp, u64 now)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	u64 limit, last;
+
+	limit = tp_ib_timeout_us(qp->timeout) * (qp->retry_cnt + 1);
+	if (limit)
+		limit = max_t(u64, limit, TP_GIVEUP_MIN_US);
+	last = max(s->progress_us, s->heard_us);
+	return limit && s->retries > qp->retry_cnt && now - last > limit;
+}
+
+/*
+ * The timer fired with every request acknowledged but READ/atomic
+ * responses still awaited. A live responder is sending them (or waits
+ * for its turn); ask it with a PROBE naming the oldest such request: it
+ * answers with an ACK, or, if it NAKed that request and went to ERR,
+ * with the NAK again. Silence for as long as the retry rules allow
+ * fails the WQE with RETRY_EXC_ERR.
+ */
+static void tp_on_resp_timer(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct metaroce_tp_swqe *w;
+	u32 idx;
+
+	for (idx = s->sq_tail; idx != s->sq_seg; idx++) {
+		w = tp_swqe(s, idx);
+		if (w->rd_atomic && w->segmented && !w->resp_done &&
+		    w->status == IB_WC_SUCCESS)
+			break;
+	}
+	if (idx == s->sq_seg)
+		return;
+	s->probe_psn = w->first_psn;
+	s->probe_due = true;
+	s->retries++;
+	s->rtos++;
+	if (tp_give_up(qp, tp_now_us())) {
+		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETRY_EXC);
+		tp_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
+	}
+}
+
 static void tp_on_timer(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	u16 lost[MRC_MAX_PATHS] = {};
 	u64 now = tp_now_us();
-	u64 limit, last;
 	u32 i, n, psn, age, busy = 0, stale = 0;
 	bool blame;
 
-	if (!mrc_sb_outstanding(&s->sb))
+	if (!mrc_sb_outstanding(&s->sb)) {
+		if (s->rd_atomic_out && s->running)
+			tp_on_resp_timer(qp);
 		return;
+	}
 	trace_metaroce_timer(qp->ibqp.qp_num, s->tlp_armed, s->sb.una,
 			     s->sb.nxt, s->retries);
 	if (s->tlp_armed) {
@@ -1056,11 +1125,7 @@ static void tp_on_timer(struct metaroce_qp *qp)
 	s->retries++;
 	s->rtos++;
 	metaroce_tp_stat_inc(qp->mdev, TP_STAT_RTO);
-	limit = tp_ib_timeout_us(qp->timeout) * (qp->retry_cnt + 1);
-	if (limit)
-		limit = max_t(u64, limit, TP_GIVEUP_MIN_US);
-	last = max(s->progress_us, s->heard_us);
-	if (limit && s->retries > qp->retry_cnt && now - last > limit) {
+	if (tp_give_up(qp, now)) {
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETRY_EXC);
 		tp_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 	}
@@ -1117,7 +1182,7 @@ static void tp_flush(struct metaroce_qp *qp)
  * know where its PSN space starts (sq_psn comes with RTS): ask the peer,
  * whose ACK carries the PSN it expects from us in cum_psn.
  */
-static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q)
+static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q, u32 psn)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct sk_buff *skb;
@@ -1127,14 +1192,16 @@ static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q)
 	p.opcode = MRC_OP_PROBE;
 	p.flags = MRC_F_ACKREQ;
 	p.dst_qpn = qp->dest_qpn & 0xffffff;
+	p.psn = psn;
 	p.tsval = (u32)tp_now_us();
 	skb = metaroce_tp_build(qp, &p, NULL);
 	if (!skb)
 		return;
 	tp_cb(skb)->sport = s->paths.n ? s->paths.p[0].sport : MRC_SPORT_MIN;
 	__skb_queue_tail(q, skb);
-	hrtimer_start(&qp->tp.rto_timer, tp_us_ktime(tp_rto_us(s)),
-		      HRTIMER_MODE_REL_SOFT);
+	if (!s->anchored)
+		hrtimer_start(&qp->tp.rto_timer, tp_us_ktime(tp_rto_us(s)),
+			      HRTIMER_MODE_REL_SOFT);
 }
 
 /*
@@ -1202,17 +1269,22 @@ again:
 	if (test_and_clear_bit(TP_EV_RTO, &tp->events) && s->anchored &&
 	    !s->rnr_wait)
 		tp_on_timer(qp);
+	if (s->probe_due) {
+		s->probe_due = false;
+		tp_probe(qp, &q, s->probe_psn);
+	}
 
 	n = 0;
 	if (!s->anchored) {
 		/* responses to send before our PSN space is known */
 		if (s->rx_ready && s->rsp_tail != s->rsp_head)
-			tp_probe(qp, &q);
+			tp_probe(qp, &q, 0);
 	} else if ((s->running || s->rx_ready) && !s->rnr_wait) {
 		n = tp_retransmit(qp, &q, TP_TX_BATCH);
 		n += tp_send_new(qp, &q, TP_TX_BATCH - n);
 		/* after sending: a fresh timer covers what was just sent */
 		metaroce_tp_arm_rto(qp, false);
+		metaroce_tp_rsp_abort(qp, &q);
 	}
 	metaroce_tp_complete(qp, &q);
 	metaroce_tp_unlock(qp, &q);
@@ -1365,6 +1437,8 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->stop_new = false;
 	s->rnr_wait = false;
 	s->undo_armed = false;
+	s->probe_due = false;
+	s->rsp_abort = false;
 	metaroce_tp_resp_reset(qp);
 	s->rsp_head = 0;
 	s->rsp_tail = 0;
@@ -1394,6 +1468,13 @@ static void tp_paths_init(struct metaroce_qp *qp)
  * a 1500-byte Ethernet carries 1404 payload bytes instead of the IB MTU's
  * 1024 -- a third fewer packets for the same data.
  */
+/*
+ * Payload bytes per packet: the QP's path MTU, which both ends agreed on
+ * (each end's active MTU is the largest IB MTU its netdev carries). Only
+ * when the path MTU is this device's own active MTU -- the peer's port is
+ * no smaller -- do RC segments fill the local IP MTU, which the IB MTU
+ * values (256..4096) undershoot (1500 -> 1024; 9000 -> 4096).
+ */
 static u32 tp_seg_size(struct metaroce_qp *qp)
 {
 	u32 ov = qp->av.family == AF_INET6 ? METAROCE_HDR_OVERHEAD_V6 :
@@ -1401,7 +1482,8 @@ static u32 tp_seg_size(struct metaroce_qp *qp)
 	u32 seg = qp->mtu ? qp->mtu : 1024;
 	u32 nmtu = READ_ONCE(qp->mdev->ndev->mtu);
 
-	if (qp->ibqp.qp_type == IB_QPT_RC && nmtu > ov)
+	if (qp->ibqp.qp_type == IB_QPT_RC && nmtu > ov &&
+	    qp->path_mtu >= READ_ONCE(qp->mdev->active_mtu))
 		seg = max(seg, nmtu - ov);
 	return clamp_t(u32, seg, 256, MRC_MAX_PAYLOAD);
 }

@@ -21,7 +21,7 @@
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
-ITERS=${ORDER_ITERS:-300}
+ITERS=${ORDER_ITERS:-1000}
 IFS=';' read -r -a CONDS <<<"${ORDER_CONDS:-delay 2ms reorder 25%;delay 1ms reorder 10% loss 1% duplicate 1%}"
 BIN=$LAB_ROOT/build/verbs/mrc_order_test
 mkdir -p "$LAB_ROOT/build/verbs"

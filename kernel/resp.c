@@ -611,6 +611,7 @@ void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
 			kick = metaroce_tp_rsp_ready(s);
 			if (p->opcode == MRC_OP_READ_RESP ||
 			    p->opcode == MRC_OP_ATOMIC_RESP) {
+				s->retries = 0;	/* the responder progresses */
 				metaroce_tp_complete(qp, out);
 				/* rd_atomic room may have opened */
 				kick = true;

@@ -1043,7 +1043,6 @@ static void tp_on_resp_timer(struct metaroce_qp *qp)
 	s->probe_psn = w->first_psn;
 	s->probe_due = true;
 	s->retries++;
-	s->rtos++;
 	if (tp_give_up(qp, tp_now_us())) {
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETRY_EXC);
 		tp_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);

@@ -379,16 +379,9 @@ static int tp_queue_rsp(struct metaroce_qp *qp, const struct mrc_pkt *p,
 			u8 *syn)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_tp_rsp *q, *prev;
 	struct metaroce_mr *mr;
-	u32 i;
+	struct mrc_rsp *q;
 
-	/* IB: more outstanding than max_dest_rd_atomic is an invalid request */
-	if (s->rsp_head - s->rsp_tail >= min_t(u32, qp->max_dest_rd_atomic,
-					       TP_RSP_SLOTS)) {
-		*syn = MRC_SYN_INV_REQ;
-		return TP_DROP;
-	}
 	if (p->opcode != MRC_OP_READ_REQ && (p->atomic.va & 7)) {
 		*syn = MRC_SYN_INV_REQ;
 		return TP_DROP;
@@ -407,19 +400,12 @@ static int tp_queue_rsp(struct metaroce_qp *qp, const struct mrc_pkt *p,
 	}
 	metaroce_mr_put(mr);
 
-	/*
-	 * Insert in PSN order. Nothing queued that has started can come
-	 * after @p: it started once every earlier PSN was placed.
-	 */
-	for (i = s->rsp_head; i != s->rsp_tail; i--) {
-		prev = &s->rsp[(i - 1) & (TP_RSP_SLOTS - 1)];
-		if (mrc_seq_lt(prev->req_psn, p->psn))
-			break;
-		s->rsp[i & (TP_RSP_SLOTS - 1)] = *prev;
+	/* IB: more outstanding than max_dest_rd_atomic is an invalid request */
+	q = mrc_rspq_insert(&s->rspq, p->psn, qp->max_dest_rd_atomic);
+	if (!q) {
+		*syn = MRC_SYN_INV_REQ;
+		return TP_DROP;
 	}
-	q = &s->rsp[i & (TP_RSP_SLOTS - 1)];
-	memset(q, 0, sizeof(*q));
-	q->req_psn = p->psn;
 	if (p->opcode == MRC_OP_READ_REQ) {
 		q->kind = TP_PKT_RRESP;
 		q->va = p->read.va;
@@ -433,26 +419,26 @@ static int tp_queue_rsp(struct metaroce_qp *qp, const struct mrc_pkt *p,
 		q->compare = p->atomic.compare;
 		q->swap_add = p->atomic.swap_add;
 	}
-	s->rsp_head++;
 	return TP_PLACED;
 }
 
 /*
  * May the oldest queued READ/atomic run? Only once every PSN before its
  * request is placed: the cumulative point passed it and no WRITE last
- * packet before it is still held back.
+ * packet before it is still held back (core/rspq.h).
  */
 bool metaroce_tp_rsp_ready(struct metaroce_tps *s)
 {
-	struct metaroce_tp_rsp *r = &s->rsp[s->rsp_tail & (TP_RSP_SLOTS - 1)];
 	struct sk_buff *d;
+	u32 held_min = 0;
+	bool held = false;
 
-	if (s->rsp_tail == s->rsp_head || !mrc_seq_lt(r->req_psn, s->rx.cum))
-		return false;
-	skb_queue_walk(&s->defer, d)
-		if (mrc_seq_lt(*(u32 *)d->cb, r->req_psn))
-			return false;
-	return true;
+	skb_queue_walk(&s->defer, d) {
+		if (!held || mrc_seq_lt(*(u32 *)d->cb, held_min))
+			held_min = *(u32 *)d->cb;
+		held = true;
+	}
+	return mrc_rspq_ready(&s->rspq, s->rx.cum, held, held_min);
 }
 
 /*
@@ -460,7 +446,7 @@ bool metaroce_tp_rsp_ready(struct metaroce_tps *s)
  * (once: @r->executed), a READ's range is checked again (its MR may
  * have gone since the request arrived). Non-zero: it cannot be served.
  */
-int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct metaroce_tp_rsp *r)
+int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct mrc_rsp *r)
 {
 	struct metaroce_mr *mr;
 
@@ -503,7 +489,7 @@ void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out)
 	s->nak_psn = s->rsp_abort_psn;
 	s->nak_syn = MRC_SYN_REM_ACCESS;
 	metaroce_tp_send_ack(qp, out, MRC_SYN_REM_ACCESS, s->rsp_abort_psn);
-	s->rsp_head = s->rsp_tail;
+	mrc_rspq_clear(&s->rspq);
 	s->failed = true;
 	s->fail_event = IB_EVENT_QP_ACCESS_ERR;
 }

@@ -149,6 +149,7 @@ struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
 
 #include "core/hdr.h"
 #include "core/worder.h"
+#include "core/rspq.h"
 
 #define TP_EV_RTO	0	/* retransmission timer fired */
 #define TP_EV_RNR	1	/* RNR wait is over */
@@ -156,7 +157,6 @@ struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
 
 #define TP_MAX_SWQ	512	/* kernel copies of send WQEs in flight */
 #define TP_RSLOTS	32	/* receive WQEs being filled (pow2) */
-#define TP_RSP_SLOTS	16	/* queued READ/atomic responses (pow2) */
 #define TP_DEFER_MAX	16	/* WRITE last packets held back */
 #define TP_TX_BATCH	32	/* packets built per lock hold */
 /* receive processing transmits inline below this many PSNs in flight */
@@ -238,23 +238,6 @@ struct metaroce_tp_rslot {
 	u8 solicited;
 };
 
-/*
- * A READ or atomic request waiting for its responses to be sent. The
- * queue is kept in request PSN order; its head runs only once every
- * earlier PSN of the incoming space is placed (tp_rsp_ready).
- */
-struct metaroce_tp_rsp {
-	u8 kind;		/* TP_PKT_RRESP / TP_PKT_ARESP */
-	u8 op;			/* ARESP: MRC_OP_CMP_SWAP / MRC_OP_FETCH_ADD */
-	u8 executed;		/* ARESP: done, @orig holds the result */
-	u32 req_psn;
-	u32 rkey;
-	u32 len;
-	u32 off;		/* RRESP: next byte to send */
-	u64 va;			/* target address */
-	u64 compare, swap_add;	/* ARESP operands */
-	u64 orig;		/* ARESP: the value before the operation */
-};
 
 struct metaroce_tps {
 	/* requester: outgoing PSN space */
@@ -293,8 +276,7 @@ struct metaroce_tps {
 	u32 rd_atomic_out;	/* READ/atomic WQEs awaiting responses */
 
 	/* responses to send (the peer's READs/atomics) */
-	struct metaroce_tp_rsp rsp[TP_RSP_SLOTS];
-	u32 rsp_head, rsp_tail;
+	struct mrc_rspq rspq;	/* in request PSN order (core/rspq.h) */
 
 	/* responder: incoming PSN space */
 	struct mrc_rx rx;
@@ -368,7 +350,7 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 			 struct sk_buff *skb);
 void metaroce_tp_resp_reset(struct metaroce_qp *qp);
 bool metaroce_tp_rsp_ready(struct metaroce_tps *s);
-int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct metaroce_tp_rsp *r);
+int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct mrc_rsp *r);
 void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out);
 
 /* comp.c */

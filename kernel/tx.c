@@ -726,7 +726,7 @@ static struct metaroce_tp_pkt *tp_desc(struct metaroce_tps *s, u32 psn)
 static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_tp_rsp *r = &s->rsp[s->rsp_tail & (TP_RSP_SLOTS - 1)];
+	struct mrc_rsp *r = mrc_rspq_head(&s->rspq);
 	struct metaroce_tp_pkt *d;
 	u32 psn, ppsn, plen;
 	u8 path;
@@ -740,7 +740,7 @@ static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
 	if (r->kind == TP_PKT_ARESP) {
 		d->opcode = MRC_OP_ATOMIC_RESP;
 		d->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ;
-		s->rsp_tail++;
+		mrc_rspq_pop(&s->rspq);
 	} else {
 		plen = min(r->len - r->off, s->mtu);
 		d->opcode = MRC_OP_READ_RESP;
@@ -753,7 +753,7 @@ static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
 		r->off += plen;
 		if (r->off == r->len) {
 			d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
-			s->rsp_tail++;
+			mrc_rspq_pop(&s->rspq);
 		}
 	}
 	return tp_build_psn(qp, psn, ppsn, path, false);
@@ -950,11 +950,11 @@ static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
 			   tp_swqe(s, s->sq_seg)->seg_off;
 
 		if (!mid && metaroce_tp_rsp_ready(s)) {
-			if (metaroce_tp_rsp_exec(qp, &s->rsp[s->rsp_tail &
-						 (TP_RSP_SLOTS - 1)])) {
+			struct mrc_rsp *r = mrc_rspq_head(&s->rspq);
+
+			if (metaroce_tp_rsp_exec(qp, r)) {
 				s->rsp_abort = true;
-				s->rsp_abort_psn = s->rsp[s->rsp_tail &
-					(TP_RSP_SLOTS - 1)].req_psn;
+				s->rsp_abort_psn = r->req_psn;
 				break;
 			}
 			skb = tp_next_resp(qp);
@@ -1170,7 +1170,7 @@ static void tp_flush(struct metaroce_qp *qp)
 	s->rnr_wait = false;
 	tp_flush_sq(qp);
 	metaroce_tp_resp_flush(qp);
-	s->rsp_head = s->rsp_tail;
+	mrc_rspq_clear(&s->rspq);
 	mrc_sb_init(&s->sb, s->sb.nxt, 0, MRC_DUPTHRESH_DEFAULT);
 }
 
@@ -1276,7 +1276,7 @@ again:
 	n = 0;
 	if (!s->anchored) {
 		/* responses to send before our PSN space is known */
-		if (s->rx_ready && s->rsp_tail != s->rsp_head)
+		if (s->rx_ready && mrc_rspq_len(&s->rspq))
 			tp_probe(qp, &q, 0);
 	} else if ((s->running || s->rx_ready) && !s->rnr_wait) {
 		n = tp_retransmit(qp, &q, TP_TX_BATCH);
@@ -1439,8 +1439,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->probe_due = false;
 	s->rsp_abort = false;
 	metaroce_tp_resp_reset(qp);
-	s->rsp_head = 0;
-	s->rsp_tail = 0;
+	mrc_rspq_init(&s->rspq);
 	s->sq_tail = 0;
 	s->sq_seg = 0;
 	s->sq_head = 0;

@@ -17,10 +17,11 @@
 #include "test_cc.c"
 #include "test_path.c"
 #include "test_worder.c"
+#include "test_rspq.c"
 #include "test_reo.c"
 
 #define MRC_CORE_ALL_SUITES						\
 	{ &seq_suite, &crc_suite, &hdr_suite, &sack_suite, &rtt_suite,	\
-	  &cc_suite, &path_suite, &reo_suite, &worder_suite }
+	  &cc_suite, &path_suite, &reo_suite, &worder_suite, &rspq_suite }
 
 #endif /* MRC_CORE_ALL_H */

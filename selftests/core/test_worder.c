@@ -86,10 +86,11 @@ static u32 wo_rnd(void)
 MRC_TEST(wo_random_orders)
 {
 	static u8 mem[WO_MEM], ref[WO_MEM];
+	static u32 order[WO_MSGS * (WO_MEM / WO_SEG)];
+	static struct { u32 msg, at, len, psn; } pkt[WO_MSGS * (WO_MEM / WO_SEG)];
 	struct mrc_worder *w = &wo_w;
-	u32 seed, m, i, k, n, npkt, order[WO_MSGS * (WO_MEM / WO_SEG)];
+	u32 seed, m, i, k, n, npkt;
 	u32 off[WO_MSGS], len[WO_MSGS], psn0, bad = 0;
-	struct { u32 msg, at, len, psn; } pkt[WO_MSGS * (WO_MEM / WO_SEG)];
 
 	for (seed = 1; seed <= 2000; seed++) {
 		wo_rnd_state = seed;

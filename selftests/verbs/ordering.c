@@ -570,6 +570,10 @@ static void recv_order_client(void)
 	struct verdict v;
 	struct ibv_send_wr *w;
 	uint32_t i, n = iters, len, batch;
+	int go = 1;
+
+	/* the server's completion waits start now, not at connect time */
+	xfer(&go, sizeof(go), true);
 
 	for (i = 0; i < n; i += batch) {
 		batch = n - i < 16 ? n - i : 16;
@@ -612,7 +616,10 @@ static void recv_order_server(uint32_t n)
 	uint8_t *p;
 	double end;
 	long m;
-	int r;
+	int r, go;
+
+	/* the client's other checks come first, however long they take */
+	xfer(&go, sizeof(go), false);
 
 	while (expect < n) {
 		/* keep at most 4 receives posted, and let RNR happen */

@@ -12,9 +12,10 @@ corrupted ICRC and malformed headers; decodes it with
     tshark -X lua_script:scripts/wireshark/metaroce.lua -r PCAP -T fields -e ...
 
 and checks every decoded field against what was crafted: fields a packet
-does not have must be absent. Also checks the UDP port preference
-(metaroce.udp_port) and that a deliberately broken copy of the dissector
-is caught (the test can fail). Host only, a few seconds.
+does not have must be absent. Also checks the display filters, the UDP
+port preference (metaroce.udp_port), that damaged packets never cause a
+Lua error, and that a deliberately broken copy of the dissector is caught
+(the test can fail). Host only, a few seconds.
 
     selftests/wire/test_dissector.py [-v] [--keep DIR] [--lua FILE]
 
@@ -22,6 +23,7 @@ Ends with "N passed, N failed"; exits non-zero on any failure.
 """
 import argparse
 import os
+import random
 import shutil
 import struct
 import subprocess
@@ -313,6 +315,31 @@ case("malformed: READ_REQ with payload_len 3", O["READ_REQ"], FL, None,
 CASES[-1][3]["metaroce.payload_len"] = 3
 
 
+def mutants(cases, n, seed=1):
+    """n damaged copies of every crafted packet (deterministic)."""
+    rng = random.Random(seed)
+    out = []
+    for _name, pkt, _kw, _e in cases:
+        for _ in range(n):
+            b = bytearray(pkt)
+            r = rng.random()
+            if r < 0.3:
+                b = b[:rng.randrange(0, len(b) + 1)]
+            elif r < 0.6:
+                for _ in range(rng.randrange(1, 6)):
+                    b[rng.randrange(len(b))] = rng.randrange(256)
+            elif r < 0.8:
+                b += bytes(rng.randrange(256)
+                           for _ in range(rng.randrange(1, 40)))
+            else:
+                b = bytearray(rng.randrange(256)
+                              for _ in range(rng.randrange(2, 300)))
+                b[0] = 1
+                b[1] = rng.choice(list(F.EXT) + [0x0d, 0xff])
+            out.append(bytes(b))
+    return out
+
+
 # ------------------------------------------------------------ running
 def tshark(lua, pcap, fields, extra=()):
     cmd = ["tshark", "-n", "-X", "lua_script:" + lua, "-r", pcap,
@@ -447,7 +474,19 @@ def main():
                 "-o metaroce.udp_port:4000 decodes it",
                 "rc %d %r %s" % (rc, rows, err))
 
-        # 4. the test can fail: a dissector that reads the PSN at the PPSN's
+        # 4. hostile input: truncated, bit-flipped, extended and random
+        # packets are decoded as malformed, never a Lua error
+        p3 = os.path.join(tmp, "mutated.pcap")
+        write_pcap(p3, [frame(m, 49152) for m in mutants(CASES, 100)])
+        rc, rows, err = tshark(a.lua, p3, ["_ws.expert.message"])
+        errs = [r[0] for r in rows if "Lua Error" in r[0]]
+        r.check(rc == 0 and len(rows) == 100 * len(CASES) and not errs,
+                "%d mutated packets decode without a Lua error" %
+                (100 * len(CASES)),
+                "rc %d, %d rows, %d Lua errors: %s %s" %
+                (rc, len(rows), len(errs), errs[:3], err.strip()))
+
+        # 5. the test can fail: a dissector that reads the PSN at the PPSN's
         # offset must be caught
         with open(a.lua) as fh:
             src = fh.read()

@@ -617,12 +617,17 @@ function mrc.dissector(tvb, pinfo, tree)
 		end
 		info = info .. string.format(" path %u qp %u", path, qpn)
 		if flags ~= 0 then bad("ACK flags not 0") end
-		if psn ~= 0 or ppsn ~= 0 then bad("ACK psn/ppsn not 0") end
+		if psn ~= 0 or ppsn ~= 0 then
+			-- MUST be 0, but the reference receiver does not check
+			root:add_proto_expert_info(ef.reserved, "ACK psn/ppsn not 0")
+		end
 	elseif op == OP.PROBE then
 		if band(flags, bxor(0xff, F_ACKREQ)) ~= 0 then
 			bad("PROBE flags other than ACKREQ")
 		end
-		if ppsn ~= 0 then bad("PROBE ppsn not 0") end
+		if ppsn ~= 0 then
+			root:add_proto_expert_info(ef.reserved, "PROBE ppsn not 0")
+		end
 	else
 		local et = root:add(tvb(BTH_LEN, ext_len),
 			string.format("%s extension (%s)", name, EXT_NAME[op]))

@@ -303,6 +303,14 @@ case("malformed: ACK with SACK bit 0", O["ACK"], 0,
          ack__fair_share=0, ack__rwnd=256, ack__syndrome=0, ack__ts_path=0,
          ack__npaths=0, ack__rnr_timer=0, ack__dsack_off=0,
          ack__sack__count=1, ack__sack__psn=[11], ack__sack__hole=[10]))
+case("ACK with psn 5: should be 0, not a drop reason", O["ACK"], 0,
+     ackh(10), psn=5, path=0,
+     **{"_ws.col.Info": "ACK cum 10 path 0 qp 17",
+        "_ws.expert.message": "ACK psn/ppsn not 0"},
+     **x(ack__cum_psn=10, ack__nak_psn=0, ack__tsecr=0, ack__ack_delay=0,
+         ack__fair_share=0, ack__rwnd=256, ack__syndrome=0, ack__ts_path=0,
+         ack__npaths=0, ack__rnr_timer=0, ack__dsack_off=0,
+         ack__sack__count=0))
 _bad_len = F.pkt(O["READ_REQ"], FL, QPN, F.readh(0, 1, 8), psn=501,
                  plen=3)	# no-payload opcode claiming 3 payload bytes
 case("malformed: READ_REQ with payload_len 3", O["READ_REQ"], FL, None,

@@ -39,6 +39,7 @@ PKGS=(
 	cmake ninja-build pkg-config libnl-3-dev libnl-route-3-dev
 	libudev-dev python3-docutils dpkg-dev clang libclang-rt-14-dev
 	gnuplot-nox python3 iputils-ping tcpdump linux-perf nvme-cli
+	tshark	# selftests/wire: the Wireshark dissector (scripts/wireshark)
 )
 
 SRC_LIST=/etc/apt/sources.list.d/metaroce-trixie-src.sources

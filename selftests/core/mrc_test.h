@@ -133,4 +133,13 @@ static inline void *mrc_test_alloc(struct mrc_test *test, size_t sz)
 
 #endif /* __KERNEL__ */
 
+#include "mrc_types.h"
+
+/* A seeded 64-bit LCG for randomized cases: same sequence everywhere. */
+static inline u32 mrc_test_rnd(u64 *state)
+{
+	*state = *state * 6364136223846793005ull + 1442695040888963407ull;
+	return (u32)(*state >> 33);
+}
+
 #endif /* MRC_TEST_H */

@@ -62,9 +62,7 @@ static u64 rq_rnd_state;
 
 static u32 rq_rnd(void)
 {
-	rq_rnd_state = rq_rnd_state * 6364136223846793005ull +
-		       1442695040888963407ull;
-	return (u32)(rq_rnd_state >> 33);
+	return mrc_test_rnd(&rq_rnd_state);
 }
 
 #define RQ_N	48

@@ -68,9 +68,7 @@ static u64 wo_rnd_state;
 
 static u32 wo_rnd(void)
 {
-	wo_rnd_state = wo_rnd_state * 6364136223846793005ull +
-		       1442695040888963407ull;
-	return (u32)(wo_rnd_state >> 33);
+	return mrc_test_rnd(&wo_rnd_state);
 }
 
 #define WO_MEM		512

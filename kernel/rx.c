@@ -3,7 +3,8 @@
  * metaroce transport: receive dispatch. Every packet is parsed by the
  * core with its ICRC checked; malformed packets are counted and dropped.
  * The destination QP is looked up by number; a packet for a connected QP
- * must come from its peer (protocol.rst, "Peer validation"). It is then
+ * must come from its peer and the QP must grant the remote access a
+ * request needs (protocol.rst, "Peer validation"). The packet is then
  * handed, under the QP lock, to the completer (ACKs) or the responder
  * (everything sequenced, including the responses to this QP's own
  * requests).
@@ -140,6 +141,42 @@ static void tp_peer_drop(struct metaroce_dev *mdev, struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
+/* The QP access flag (IB_ACCESS_REMOTE_*) a request needs, or 0. */
+static int tp_req_access(u8 opcode)
+{
+	switch (opcode) {
+	case MRC_OP_WRITE:
+	case MRC_OP_WRITE_IMM:
+		return IB_ACCESS_REMOTE_WRITE;
+	case MRC_OP_READ_REQ:
+		return IB_ACCESS_REMOTE_READ;
+	case MRC_OP_CMP_SWAP:
+	case MRC_OP_FETCH_ADD:
+		return IB_ACCESS_REMOTE_ATOMIC;
+	}
+	return 0;
+}
+
+/*
+ * A new request that @qp's access flags do not allow: NAK it REM_ACCESS
+ * and end the QP, as the responder does for an MR access error. Caller
+ * holds the QP lock.
+ */
+static void tp_nak_access(struct metaroce_qp *qp, const struct mrc_pkt *p,
+			  struct sk_buff_head *q)
+{
+	struct metaroce_tps *s = qp->tp.s;
+
+	if (s->nak_psn != p->psn || s->nak_syn != MRC_SYN_REM_ACCESS ||
+	    (p->flags & MRC_F_RETX)) {
+		s->nak_psn = p->psn;
+		s->nak_syn = MRC_SYN_REM_ACCESS;
+		metaroce_tp_send_ack(qp, q, MRC_SYN_REM_ACCESS, p->psn);
+	}
+	s->failed = true;
+	s->fail_event = IB_EVENT_QP_ACCESS_ERR;
+}
+
 void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 {
 	struct metaroce_qp *qp;
@@ -148,7 +185,7 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	struct mrc_pkt p;
 	bool ce, ud, tx;
 	u32 hl;
-	int err;
+	int err, need;
 
 	metaroce_tp_stat_inc(mdev, TP_STAT_RX_PACKETS);
 	metaroce_tp_stat_add(mdev, TP_STAT_RX_BYTES, skb->len);
@@ -233,7 +270,12 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	}
 	if (!ud)
 		tp->s->heard_us = tp_now_us();
-	if (ud) {
+	need = ud ? 0 : tp_req_access(p.opcode);
+	if (need && !(READ_ONCE(qp->qp_access_flags) & need) &&
+	    mrc_rx_check(&tp->s->rx, p.psn) == MRC_RX_NEW) {
+		kfree_skb(skb);
+		tp_nak_access(qp, &p, &q);
+	} else if (ud) {
 		metaroce_tp_ud_recv(qp, &p, skb);
 		kfree_skb(skb);
 	} else if (p.opcode == MRC_OP_ACK) {

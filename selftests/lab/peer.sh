@@ -119,22 +119,24 @@ ip -br addr"
 
 # gidx NODE ADDR: index of ADDR's RoCE v2 GID on the node's mrc0
 cat >"$LAB_RUN/gidx.py" <<'EOF'
-import glob, ipaddress, sys
+import glob, ipaddress, sys, time
 a = ipaddress.ip_address(sys.argv[1])
 if a.version == 4:
     a = ipaddress.IPv6Address("::ffff:" + str(a))
 base = "/sys/class/infiniband/mrc0/ports/1/"
-for f in glob.glob(base + "gids/*"):
-    i = f.rsplit("/", 1)[1]
-    try:
-        if open(f).read().strip() != a.exploded:
+for _ in range(100):  # the GID table fills in the background
+    for f in glob.glob(base + "gids/*"):
+        i = f.rsplit("/", 1)[1]
+        try:
+            if open(f).read().strip() != a.exploded:
+                continue
+            if "v2" not in open(base + "gid_attrs/types/" + i).read():
+                continue
+        except OSError:
             continue
-        if "v2" not in open(base + "gid_attrs/types/" + i).read():
-            continue
-    except OSError:
-        continue
-    print(i)
-    sys.exit(0)
+        print(i)
+        sys.exit(0)
+    time.sleep(0.2)
 sys.exit("no GID for %s" % a)
 EOF
 gidx() { lab_run "$1" "$PY /tmp/lab/gidx.py $2"; }

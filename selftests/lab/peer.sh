@@ -118,27 +118,6 @@ ip -br addr"
 }
 
 # gidx NODE ADDR: index of ADDR's RoCE v2 GID on the node's mrc0
-cat >"$LAB_RUN/gidx.py" <<'EOF'
-import glob, ipaddress, sys, time
-a = ipaddress.ip_address(sys.argv[1])
-if a.version == 4:
-    a = ipaddress.IPv6Address("::ffff:" + str(a))
-base = "/sys/class/infiniband/mrc0/ports/1/"
-for _ in range(100):  # the GID table fills in the background
-    for f in glob.glob(base + "gids/*"):
-        i = f.rsplit("/", 1)[1]
-        try:
-            if open(f).read().strip() != a.exploded:
-                continue
-            if "v2" not in open(base + "gid_attrs/types/" + i).read():
-                continue
-        except OSError:
-            continue
-        print(i)
-        sys.exit(0)
-    time.sleep(0.2)
-sys.exit("no GID for %s" % a)
-EOF
 gidx() { lab_run "$1" "$PY /tmp/lab/gidx.py $2"; }
 
 targets_up() {
@@ -291,11 +270,33 @@ for q in json.load(sys.stdin):
 }
 
 lab_start
+cat >"$LAB_RUN/gidx.py" <<'EOF'
+import glob, ipaddress, sys, time
+a = ipaddress.ip_address(sys.argv[1])
+if a.version == 4:
+    a = ipaddress.IPv6Address("::ffff:" + str(a))
+base = "/sys/class/infiniband/mrc0/ports/1/"
+for _ in range(100):  # the GID table fills in the background
+    for f in glob.glob(base + "gids/*"):
+        i = f.rsplit("/", 1)[1]
+        try:
+            if open(f).read().strip() != a.exploded:
+                continue
+            if "v2" not in open(base + "gid_attrs/types/" + i).read():
+                continue
+        except OSError:
+            continue
+        print(i)
+        sys.exit(0)
+    time.sleep(0.2)
+sys.exit("no GID for %s" % a)
+EOF
 
 check "n2: eth0 bridged into br0; netns evil on br0, evil2 routed" n2_net
 check "n1: metaroce.ko loads, mrc0 on eth0" lab_load_metaroce n1
 check "n2: metaroce.ko loads, mrc0 on br0" lab_load_metaroce n2 mrc0 br0
-check "n2/n1: mrc_target up (8 + 2 RC QPs, IPv4 and IPv6 GIDs)" targets_up
+check "n2/n1: mrc_target up (8 + 2 RC QPs, IPv4 and IPv6 GIDs)" targets_up ||
+	lab_fatal "mrc_target not up"
 check "n2: QPNs and rkeys are not handed out in sequence" keys_spread
 stats >"$LAB_RUN/stats.before"
 check "n2: tracing metaroce_rx_drop" n2 'T=/sys/kernel/tracing

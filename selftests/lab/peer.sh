@@ -34,6 +34,8 @@
 # (from evil and from n1's own address) before a READ. IPv6 QP 0 is
 # spoofed by nobody@n2 with IPV6_FREEBIND as fd00:6d72::1 (the peer), QP 1
 # by nobody@evil.
+# Knob: PEER_PARTS (default "spoof access anchor kernel") runs only the
+# named parts (the setup, the QPN/rkey check and the counters always run).
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
@@ -62,6 +64,8 @@ NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 V4INFO="--info /tmp/lab/srv.info --peer-info /tmp/lab/cli.info"
 V6INFO="--info /tmp/lab/v6/srv.info --peer-info /tmp/lab/v6/cli.info"
 EXPECT=0	# packets that must show up in n2's peer_drops
+PARTS=" ${PEER_PARTS:-spoof access anchor kernel} "
+part() { [[ $PARTS == *" $1 "* ]]; }
 
 # tcmd ROLE 'COMMAND': hand COMMAND to the mrc_target of ROLE (srv on n2,
 # cli on n1; v6/srv, v6/cli for the IPv6 pair), print its answer, return
@@ -260,13 +264,22 @@ cp /tmp/w /tmp/lab/nvme.$1"
 target_has() {	# OFF: n2's /dev/ram0 holds what nvme_io OFF wrote
 	n2 "dd if=/dev/ram0 bs=128K count=1 skip=$1 iflag=direct,skip_bytes status=none | cmp - /tmp/lab/nvme.$1"
 }
-# kqps: "QPN RQ_PSN_CUM" of n2's kernel (no pid) RC QPs in RTS
+# kqps [QPN]: "QPN CUM" of n2's kernel (no pid) RC QPs in RTS (or of QPN),
+# CUM being the PSN it expects next (the driver's rq_psn_cum)
 kqps() {
 	lab_run n2 'rdma -j -dd res show qp link mrc0/1' | $PY -c '
 import json, sys
 for q in json.load(sys.stdin):
-    if q.get("type") == "RC" and "pid" not in q and q.get("state") == "RTS":
-        print(q["lqpn"], q.get("rq_psn_cum", q.get("rq-psn", 0)))'
+    if q.get("type") == "RC" and "pid" not in q and q.get("state") == "RTS" \
+       and (len(sys.argv) < 2 or str(q["lqpn"]) == sys.argv[1]):
+        print(q["lqpn"], q["drv_rq_psn_cum"])' "$@"
+}
+# kspoof PREFIX QPN: spoof at kernel QP QPN at the PSN it expects now
+kspoof() {
+	local psn
+	psn=$(kqps "$2" | cut -d' ' -f2)
+	echo "QP $2 expects PSN $psn"
+	[ -n "$psn" ] && spoof 1 n2 "$1" spoof --dst $SRV --qpn "$2" --psn "$psn"
 }
 
 lab_start
@@ -305,91 +318,98 @@ echo 0 >$T/tracing_on; echo >$T/trace; echo 1 >$T/events/metaroce/metaroce_rx_dr
 echo 1 >$T/tracing_on'
 
 # ---- forged packets at live user QPs, from everyone but the peer
-check "nobody@n2 (loopback, 192.0.2.2): spoof at qp0" \
-	spoof 1 n2 "$NOBODY" spoof --dst $SRV $V4INFO --qp 0
-check "nobody@evil (bridged, 192.0.2.66): spoof at qp1" \
-	spoof 1 n2 "ip netns exec evil $NOBODY" spoof --dst $SRV $V4INFO --qp 1
-check "root@evil2 (routed, raw, source 192.0.2.1 = the peer): spoof at qp2" \
-	spoof 0 n2 "ip netns exec evil2" spoof --dst $SRV $V4INFO --qp 2 \
-	--raw-src 192.0.2.1
-check "nobody@n2 with IP_FREEBIND as 192.0.2.1 (the peer): spoof at qp2" \
-	spoof 0 n2 "$NOBODY" spoof --dst $SRV $V4INFO --qp 2 \
-	--bind 192.0.2.1 --freebind
-check "nobody@n2 with IPV6_FREEBIND as fd00:6d72::1 (the peer): spoof at v6 qp0" \
-	spoof 1 n2 "$NOBODY" spoof --dst $SRV6 $V6INFO --qp 0 \
-	--bind fd00:6d72::1 --freebind
-check "nobody@evil (fd00:6d72::66): spoof at v6 qp1" \
-	spoof 1 n2 "ip netns exec evil $NOBODY" spoof --dst $SRV6 $V6INFO --qp 1
-sleep 2
-check "n2: nothing placed in the MR, no receive, qp0-2 RTS" untouched srv 0 1 2
-check "n2: nothing placed in the IPv6 pair's MR, v6 qp0-1 RTS" \
-	untouched v6/srv 0 1
-check "qp0: legit WRITE+SEND still works (PSN state untouched)" xfer_ok srv 0 0x21
-check "qp1: legit WRITE+SEND still works" xfer_ok srv 1 0x22
-check "qp2: legit WRITE+SEND still works" xfer_ok srv 2 0x23
-check "v6 qp0: legit WRITE+SEND still works" xfer_ok v6/srv 0 0x24
-check "v6 qp1: legit WRITE+SEND still works" xfer_ok v6/srv 1 0x25
-check "n2: MR cleared to 0x00" tcmd srv 'fill 0'
+if part spoof; then
+	check "nobody@n2 (loopback, 192.0.2.2): spoof at qp0" \
+		spoof 1 n2 "$NOBODY" spoof --dst $SRV $V4INFO --qp 0
+	check "nobody@evil (bridged, 192.0.2.66): spoof at qp1" \
+		spoof 1 n2 "ip netns exec evil $NOBODY" spoof --dst $SRV $V4INFO --qp 1
+	check "root@evil2 (routed, raw, source 192.0.2.1 = the peer): spoof at qp2" \
+		spoof 0 n2 "ip netns exec evil2" spoof --dst $SRV $V4INFO --qp 2 \
+		--raw-src 192.0.2.1
+	check "nobody@n2 with IP_FREEBIND as 192.0.2.1 (the peer): spoof at qp2" \
+		spoof 0 n2 "$NOBODY" spoof --dst $SRV $V4INFO --qp 2 \
+		--bind 192.0.2.1 --freebind
+	check "nobody@n2 with IPV6_FREEBIND as fd00:6d72::1 (the peer): spoof at v6 qp0" \
+		spoof 1 n2 "$NOBODY" spoof --dst $SRV6 $V6INFO --qp 0 \
+		--bind fd00:6d72::1 --freebind
+	check "nobody@evil (fd00:6d72::66): spoof at v6 qp1" \
+		spoof 1 n2 "ip netns exec evil $NOBODY" spoof --dst $SRV6 $V6INFO --qp 1
+	sleep 2
+	check "n2: nothing placed in the MR, no receive, qp0-2 RTS" untouched srv 0 1 2
+	check "n2: nothing placed in the IPv6 pair's MR, v6 qp0-1 RTS" \
+		untouched v6/srv 0 1
+	check "qp0: legit WRITE+SEND still works (PSN state untouched)" xfer_ok srv 0 0x21
+	check "qp1: legit WRITE+SEND still works" xfer_ok srv 1 0x22
+	check "qp2: legit WRITE+SEND still works" xfer_ok srv 2 0x23
+	check "v6 qp0: legit WRITE+SEND still works" xfer_ok v6/srv 0 0x24
+	check "v6 qp1: legit WRITE+SEND still works" xfer_ok v6/srv 1 0x25
+fi
 
 # ---- QP access flags (not only the MR's) are enforced
-check "qp3: QP access flags r+a (no REMOTE_WRITE)" tcmd srv 'access 3 ra'
-check "qp4: QP access flags w+a (no REMOTE_READ)" tcmd srv 'access 4 wa'
-check "qp7: QP access flags w+r (no REMOTE_ATOMIC)" tcmd srv 'access 7 wr'
-check "qp3: RDMA WRITE completes REM_ACCESS" \
-	tcmd cli 'expect_op 3 write 0x8000 4096 0x77 REM_ACCESS'
-check "qp4: RDMA READ completes REM_ACCESS" \
-	tcmd cli 'expect_op 4 read 0x8000 4096 0 REM_ACCESS'
-check "qp7: FETCH_ADD completes REM_ACCESS" \
-	tcmd cli 'expect_op 7 fadd 0x9000 8 0 REM_ACCESS'
-check "n2: nothing written or added (MR all 0x00)" tcmd srv 'check 0 1048576 0'
-check "qp0 (w+r+a): FETCH_ADD succeeds" \
-	tcmd cli 'expect_op 0 fadd 0x9000 8 0 SUCCESS'
-check "n2: ... and added 1" tcmd srv 'check 0x9000 1 1'
-check "n2: MR filled with 0x3c" tcmd srv 'fill 0x3c'
-check "qp0 (w+r+a): READ succeeds, data 0x3c" \
-	tcmd cli 'expect_op 0 read 0 4096 0x3c SUCCESS'
+if part access; then
+	check "n2: MR cleared to 0x00" tcmd srv 'fill 0'
+	check "qp3: QP access flags r+a (no REMOTE_WRITE)" tcmd srv 'access 3 ra'
+	check "qp4: QP access flags w+a (no REMOTE_READ)" tcmd srv 'access 4 wa'
+	check "qp7: QP access flags w+r (no REMOTE_ATOMIC)" tcmd srv 'access 7 wr'
+	check "qp3: RDMA WRITE completes REM_ACCESS" \
+		tcmd cli 'expect_op 3 write 0x8000 4096 0x77 REM_ACCESS'
+	check "qp4: RDMA READ completes REM_ACCESS" \
+		tcmd cli 'expect_op 4 read 0x8000 4096 0 REM_ACCESS'
+	check "qp7: FETCH_ADD completes REM_ACCESS" \
+		tcmd cli 'expect_op 7 fadd 0x9000 8 0 REM_ACCESS'
+	check "n2: nothing written or added (MR all 0x00)" tcmd srv 'check 0 1048576 0'
+	check "qp0 (w+r+a): FETCH_ADD succeeds" \
+		tcmd cli 'expect_op 0 fadd 0x9000 8 0 SUCCESS'
+	check "n2: ... and added 1" tcmd srv 'check 0x9000 1 1'
+	check "n2: MR filled with 0x3c" tcmd srv 'fill 0x3c'
+	check "qp0 (w+r+a): READ succeeds, data 0x3c" \
+		tcmd cli 'expect_op 0 read 0 4096 0x3c SUCCESS'
+fi
 
 # ---- an RTR QP does not take its PSN space from an ACK it did not ask for
-check "nobody@evil: bogus ACKs at RTR qp5" \
-	spoof 1 n2 "ip netns exec evil $NOBODY" ack_anchor --dst $SRV $V4INFO --qp 5
-check "n1 (the peer's address): bogus ACKs at RTR qp6" \
-	spoof 0 n1 "" ack_anchor --dst $SRV $V4INFO --qp 6
-sleep 1
-check "qp5: READ from the RTR QP succeeds, data 0x3c" \
-	tcmd cli 'expect_op 5 read 0 4096 0x3c SUCCESS'
-check "qp6: READ from the RTR QP succeeds, data 0x3c" \
-	tcmd cli 'expect_op 6 read 0 4096 0x3c SUCCESS'
-check "qp5, qp6: to RTS" eval "tcmd srv 'rts 5' && tcmd srv 'rts 6'"
-check "qp5: WRITE+SEND after RTS" eval \
-	"tcmd cli 'xfer 5 0x45 4096' && tcmd srv 'check 0 4096 0x45'"
-check "qp6: WRITE+SEND after RTS" eval \
-	"tcmd cli 'xfer 6 0x46 4096' && tcmd srv 'check 0 4096 0x46'"
+if part anchor; then
+	check "n2: MR filled with 0x3c" tcmd srv 'fill 0x3c'
+	check "nobody@evil: bogus ACKs at RTR qp5" \
+		spoof 1 n2 "ip netns exec evil $NOBODY" ack_anchor --dst $SRV $V4INFO --qp 5
+	check "n1 (the peer's address): bogus ACKs at RTR qp6" \
+		spoof 0 n1 "" ack_anchor --dst $SRV $V4INFO --qp 6
+	sleep 1
+	check "qp5: READ from the RTR QP succeeds, data 0x3c" \
+		tcmd cli 'expect_op 5 read 0 4096 0x3c SUCCESS'
+	check "qp6: READ from the RTR QP succeeds, data 0x3c" \
+		tcmd cli 'expect_op 6 read 0 4096 0x3c SUCCESS'
+	check "qp5, qp6: to RTS" eval "tcmd srv 'rts 5' && tcmd srv 'rts 6'"
+	check "qp5: WRITE+SEND after RTS" eval \
+		"tcmd cli 'xfer 5 0x45 4096' && tcmd srv 'check 0 4096 0x45'"
+	check "qp6: WRITE+SEND after RTS" eval \
+		"tcmd cli 'xfer 6 0x46 4096' && tcmd srv 'check 0 4096 0x46'"
+fi
 
 # ---- kernel ULP QPs: nvmet-rdma
-check "n2: nvmet-rdma exports /dev/ram0 on $SRV:4420" target_up
-check "n1: nvme connect -t rdma" connect
-check "n1: NVMe I/O before the attack (128 KiB verified)" nvme_io 0
-n2 'rdma -dd res show qp link mrc0/1; rdma -j -dd res show qp link mrc0/1' \
-	>"$LAB_RUN/kqps.txt" 2>&1
-KQPS=$(kqps)
-lab_log "nvmet kernel QPs (qpn cum): $KQPS"
-check "n2: nvmet's kernel RC QPs found (RTS)" test -n "$KQPS"
-while read -r kq kpsn; do
-	[ -n "$kq" ] || continue
-	check "nobody@n2: spoof at nvmet QP $kq (psn $kpsn)" \
-		spoof 1 n2 "$NOBODY" spoof --dst $SRV --qpn "$kq" --psn "$kpsn"
-	check "nobody@evil: spoof at nvmet QP $kq" \
-		spoof 1 n2 "ip netns exec evil $NOBODY" spoof --dst $SRV \
-		--qpn "$kq" --psn "$kpsn"
-done <<<"$KQPS"
-sleep 2
-check "n2: the same nvmet QPs, all still RTS" \
-	eval "[ \"\$(kqps | cut -d' ' -f1)\" = \"$(cut -d' ' -f1 <<<"$KQPS")\" ]"
-check "n1: NVMe I/O after the attack (128 KiB verified)" nvme_io $MIB
-check "n2: /dev/ram0 holds both writes" \
-	eval "target_has 0 && target_has $MIB"
-check "n1: nvme disconnect" n1 "nvme disconnect -n $NQN"
-check "n2: nvmet-rdma down" target_down
+if part kernel; then
+	check "n2: nvmet-rdma exports /dev/ram0 on $SRV:4420" target_up
+	check "n1: nvme connect -t rdma" connect
+	check "n1: NVMe I/O before the attack (128 KiB verified)" nvme_io 0
+	n2 'rdma -dd res show qp link mrc0/1; rdma -j -dd res show qp link mrc0/1' \
+		>"$LAB_RUN/kqps.txt" 2>&1
+	KQPS=$(kqps)
+	lab_log "nvmet kernel QPs (qpn cum): $KQPS"
+	check "n2: nvmet's kernel RC QPs found (RTS)" test -n "$KQPS"
+	for kq in $(cut -d' ' -f1 <<<"$KQPS"); do
+		check "nobody@n2: spoof at nvmet QP $kq, at the PSN it expects" \
+			kspoof "$NOBODY" "$kq"
+		check "nobody@evil: spoof at nvmet QP $kq, at the PSN it expects" \
+			kspoof "ip netns exec evil $NOBODY" "$kq"
+	done
+	sleep 2
+	check "n2: the same nvmet QPs, all still RTS" \
+		eval "[ \"\$(kqps | cut -d' ' -f1)\" = \"$(cut -d' ' -f1 <<<"$KQPS")\" ]"
+	check "n1: NVMe I/O after the attack (128 KiB verified)" nvme_io $MIB
+	check "n2: /dev/ram0 holds both writes" \
+		eval "target_has 0 && target_has $MIB"
+	check "n1: nvme disconnect" n1 "nvme disconnect -n $NQN"
+	check "n2: nvmet-rdma down" target_down
+fi
 
 # ---- counters and trace
 stats >"$LAB_RUN/stats.after"

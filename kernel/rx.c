@@ -112,13 +112,16 @@ static bool tp_loopback_ok(const struct sk_buff *skb)
 /*
  * Does @skb come from the peer of connected @qp, to the QP's own address?
  * The address vector is set before rx_ready (RTR), and read under the QP
- * lock after it.
+ * lock after it. A QP without one (RESET, INIT) has no peer yet: what
+ * comes for it is dropped as not ready.
  */
 static bool tp_from_peer(const struct metaroce_qp *qp,
 			 const struct sk_buff *skb)
 {
 	const struct metaroce_av *av = &qp->av;
 
+	if (!av->family)
+		return true;
 	switch (skb->protocol) {
 	case htons(ETH_P_IP):
 		return av->family == AF_INET &&

@@ -732,7 +732,8 @@ def case_ack_anchor(c):
     space from one would send its READ responses where its peer does not
     expect them."""
     q = c.qpn()
-    base = int(c.info["psn.%d" % c.a.qp]) if c.a.psn is None else c.a.psn
+    base = int(c.info.get("psn.%d" % c.a.qp, 0)) if c.a.psn is None \
+        else c.a.psn
     for k in range(c.a.count or 3):
         c.send(pkt(OP["ACK"], 0, q, ackh(base + 5000 + k)), gap=0.01)
 

@@ -117,8 +117,14 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 	u16 old;
 
 	if (!s->anchored) {
-		/* our PSN space starts where the peer expects it */
-		if (a->syndrome == MRC_SYN_ACK) {
+		/*
+		 * Our PSN space starts where the peer expects it: taken from
+		 * the ACK to our PROBE, which is only sent while responses
+		 * wait (tx.c: tp_probe). Any other ACK answers nothing we
+		 * sent: a stale or forged one must not place our PSN space.
+		 */
+		if (a->syndrome == MRC_SYN_ACK &&
+		    s->rsp_tail != s->rsp_head) {
 			mrc_sb_init(&s->sb, a->cum_psn, 0,
 				    MRC_DUPTHRESH_DEFAULT);
 			s->anchored = true;

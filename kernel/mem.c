@@ -3,9 +3,12 @@
  * metaroce: memory regions.
  *
  * Keys: lkey == rkey == index << 8 | 8-bit key. The index is the MR's
- * slot in mdev->mrs (1 .. 2^24 - 1, allocated cyclically); the 8-bit
- * part comes from a device-wide sequence, so a stale key to a reused
- * index misses, and fast-register MRs change it on every REG_MR.
+ * slot in mdev->mrs (1 .. 2^24 - 1), the first free one at or after a
+ * random point; the 8-bit part is random too. So one key tells nothing
+ * about the others and guessing a live one is impractical (protocol.rst,
+ * "Peer validation"), a stale key to a reused index misses but for a
+ * 1 in 256 chance (and reuse itself is rare), and fast-register MRs
+ * change the 8-bit part on every REG_MR (as their consumer chooses).
  *
  * Translation: DMA MRs address kernel virtual memory directly; user MRs
  * keep one struct page per PAGE_SIZE of their umem; fast-register MRs
@@ -14,6 +17,7 @@
  */
 #include <linux/highmem.h>
 #include <linux/overflow.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -68,15 +72,17 @@ static struct metaroce_mr *metaroce_mr_new(struct ib_pd *pd,
 static int metaroce_mr_key_alloc(struct metaroce_dev *mdev,
 				 struct metaroce_mr *mr)
 {
+	u32 next = get_random_u32_inclusive(1, METAROCE_MR_INDEX_MAX);
 	u32 index, key;
 	int err;
 
+	/* sparse: about one xarray node (576 bytes) per MR, < a page */
 	err = xa_alloc_cyclic_irq(&mdev->mrs, &index, NULL,
 				  XA_LIMIT(1, METAROCE_MR_INDEX_MAX),
-				  &mdev->mr_next, GFP_KERNEL);
+				  &next, GFP_KERNEL);
 	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
-	key = index << 8 | (u8)atomic_inc_return(&mdev->mr_key_seq);
+	key = index << 8 | get_random_u8();
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	return 0;

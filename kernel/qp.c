@@ -3,14 +3,15 @@
  * metaroce: queue pairs: creation, the IB state machine, attributes,
  * QP numbers and the kernel post_send / post_recv verbs.
  *
- * QP numbers live in mdev->qps: 1 is the GSI QP, the others are
- * allocated cyclically in [2, 2^24). A QP is published there only once
+ * QP numbers live in mdev->qps: 1 is the GSI QP, the others are random
+ * in [2, 2^24) (metaroce_qpn_alloc). A QP is published there only once
  * fully set up and unpublished first thing on destroy; data-path
  * lookups (metaroce_qp_get) take the xa_lock and a reference, and
  * destroy waits for the references before tearing anything down.
  */
 #include <linux/capability.h>
 #include <linux/overflow.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "verbs.h"
@@ -134,6 +135,25 @@ static int metaroce_qp_export(struct metaroce_qp *qp, struct ib_udata *udata)
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
 
+/*
+ * Reserve a QP number: the first free one at or after a random point, so
+ * that one QPN tells nothing about the others and a third party cannot
+ * guess live ones (protocol.rst, "Peer validation"). The table gets
+ * sparse: about one xarray node (576 bytes) per QP, next to the rings.
+ */
+static int metaroce_qpn_alloc(struct metaroce_dev *mdev, u32 *qpn)
+{
+	u32 next = get_random_u32_inclusive(METAROCE_GSI_QPN + 1,
+					    METAROCE_QPN_MAX);
+	int err;
+
+	err = xa_alloc_cyclic_irq(&mdev->qps, qpn, NULL,
+				  XA_LIMIT(METAROCE_GSI_QPN + 1,
+					   METAROCE_QPN_MAX),
+				  &next, GFP_KERNEL);
+	return err == -EBUSY ? -ENOMEM : err;
+}
+
 int metaroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		       struct ib_udata *udata)
 {
@@ -173,12 +193,7 @@ int metaroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qpn = METAROCE_GSI_QPN;
 		err = xa_insert_irq(&mdev->qps, qpn, NULL, GFP_KERNEL);
 	} else {
-		err = xa_alloc_cyclic_irq(&mdev->qps, &qpn, NULL,
-					  XA_LIMIT(METAROCE_GSI_QPN + 1,
-						   METAROCE_QPN_MAX),
-					  &mdev->qp_next, GFP_KERNEL);
-		if (err == -EBUSY)
-			err = -ENOMEM;
+		err = metaroce_qpn_alloc(mdev, &qpn);
 	}
 	if (err < 0)
 		goto err_rings;

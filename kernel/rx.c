@@ -2,13 +2,21 @@
 /*
  * metaroce transport: receive dispatch. Every packet is parsed by the
  * core with its ICRC checked; malformed packets are counted and dropped.
- * The destination QP is looked up by number and the packet handed, under
- * the QP lock, to the completer (ACKs) or the responder (everything
- * sequenced, including the responses to this QP's own requests).
+ * The destination QP is looked up by number; a packet for a connected QP
+ * must come from its peer and the QP must grant the remote access a
+ * request needs (protocol.rst, "Peer validation"). The packet is then
+ * handed, under the QP lock, to the completer (ACKs) or the responder
+ * (everything sequenced, including the responses to this QP's own
+ * requests).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/inetdevice.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
 
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
@@ -47,6 +55,7 @@ const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX] = {
 	[TP_STAT_RETRY_EXC].name = "retry_exceeded",
 	[TP_STAT_SPURIOUS_RETX].name = "spurious_retx",
 	[TP_STAT_SPURIOUS_RTO].name = "spurious_rto",
+	[TP_STAT_PEER_DROPS].name = "peer_drops",
 };
 
 /* Longest header: BTH + ACKH + 16 path records (208 bytes). */
@@ -73,6 +82,104 @@ static bool tp_icrc_ok(struct sk_buff *skb)
 	return done == len && ~crc == be32_to_cpu(icrc);
 }
 
+/*
+ * A datagram that came in on a loopback device never left this host: its
+ * source must be one of the namespace's own addresses. IPv4 routing
+ * refuses to send from any other, but an unprivileged IPV6_FREEBIND
+ * socket can claim a remote IPv6 address, the peer's included.
+ */
+static bool tp_loopback_ok(const struct sk_buff *skb)
+{
+	struct net_device *dev = skb->dev;
+	struct net *net;
+	bool ok = false;
+
+	if (!dev || !(dev->flags & IFF_LOOPBACK))
+		return true;
+	net = dev_net(dev);
+	rcu_read_lock();
+	if (skb->protocol == htons(ETH_P_IP))
+		ok = !!__ip_dev_find(net, ip_hdr(skb)->saddr, false);
+#if IS_ENABLED(CONFIG_IPV6)
+	else if (skb->protocol == htons(ETH_P_IPV6) && ipv6_stub->ipv6_dev_find)
+		ok = !!ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->saddr,
+						NULL);
+#endif
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * Does @skb come from the peer of connected @qp, to the QP's own address?
+ * The address vector is set before rx_ready (RTR), and read under the QP
+ * lock after it. A QP without one (RESET, INIT) has no peer yet: what
+ * comes for it is dropped as not ready.
+ */
+static bool tp_from_peer(const struct metaroce_qp *qp,
+			 const struct sk_buff *skb)
+{
+	const struct metaroce_av *av = &qp->av;
+
+	if (!av->family)
+		return true;
+	switch (skb->protocol) {
+	case htons(ETH_P_IP):
+		return av->family == AF_INET &&
+		       ip_hdr(skb)->saddr == av->daddr.v4.s_addr &&
+		       ip_hdr(skb)->daddr == av->saddr.v4.s_addr;
+#if IS_ENABLED(CONFIG_IPV6)
+	case htons(ETH_P_IPV6):
+		return av->family == AF_INET6 &&
+		       ipv6_addr_equal(&ipv6_hdr(skb)->saddr, &av->daddr.v6) &&
+		       ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &av->saddr.v6);
+#endif
+	}
+	return false;
+}
+
+static void tp_peer_drop(struct metaroce_dev *mdev, struct sk_buff *skb)
+{
+	metaroce_tp_stat_inc(mdev, TP_STAT_PEER_DROPS);
+	trace_metaroce_rx_drop(METAROCE_DROP_PEER, skb->len);
+	kfree_skb(skb);
+}
+
+/* The QP access flag (IB_ACCESS_REMOTE_*) a request needs, or 0. */
+static int tp_req_access(u8 opcode)
+{
+	switch (opcode) {
+	case MRC_OP_WRITE:
+	case MRC_OP_WRITE_IMM:
+		return IB_ACCESS_REMOTE_WRITE;
+	case MRC_OP_READ_REQ:
+		return IB_ACCESS_REMOTE_READ;
+	case MRC_OP_CMP_SWAP:
+	case MRC_OP_FETCH_ADD:
+		return IB_ACCESS_REMOTE_ATOMIC;
+	}
+	return 0;
+}
+
+/*
+ * A new request that @qp's access flags do not allow: NAK it REM_ACCESS
+ * and end the QP, as the responder does for an MR access error. Caller
+ * holds the QP lock.
+ */
+static void tp_nak_access(struct metaroce_qp *qp, const struct mrc_pkt *p,
+			  struct sk_buff_head *q)
+{
+	struct metaroce_tps *s = qp->tp.s;
+
+	if (s->nak_psn != p->psn || s->nak_syn != MRC_SYN_REM_ACCESS ||
+	    (p->flags & MRC_F_RETX)) {
+		s->nak_psn = p->psn;
+		s->nak_syn = MRC_SYN_REM_ACCESS;
+		metaroce_tp_send_ack(qp, q, MRC_SYN_REM_ACCESS, p->psn);
+	}
+	s->failed = true;
+	s->fail_event = IB_EVENT_QP_ACCESS_ERR;
+}
+
 void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 {
 	struct metaroce_qp *qp;
@@ -81,7 +188,7 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	struct mrc_pkt p;
 	bool ce, ud, tx;
 	u32 hl;
-	int err;
+	int err, need;
 
 	metaroce_tp_stat_inc(mdev, TP_STAT_RX_PACKETS);
 	metaroce_tp_stat_add(mdev, TP_STAT_RX_BYTES, skb->len);
@@ -103,6 +210,10 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		trace_metaroce_rx_drop(err == -MRC_E_ICRC ? METAROCE_DROP_ICRC :
 				       METAROCE_DROP_MALFORMED, skb->len);
 		kfree_skb(skb);
+		return;
+	}
+	if (!tp_loopback_ok(skb)) {
+		tp_peer_drop(mdev, skb);
 		return;
 	}
 	qp = metaroce_qp_get(mdev, p.dst_qpn);
@@ -129,6 +240,12 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	__skb_queue_head_init(&q);
 
 	spin_lock_bh(&tp->lock);
+	if (!ud && !tp_from_peer(qp, skb)) {
+		spin_unlock_bh(&tp->lock);
+		tp_peer_drop(mdev, skb);
+		metaroce_qp_put(qp);
+		return;
+	}
 	if (!tp->dead && tp->s && !tp->s->rx_ready && !ud &&
 	    ((p.flags & MRC_F_RETX) || p.opcode == MRC_OP_PROBE) &&
 	    p.psn == tp->s->nak_psn &&
@@ -157,7 +274,12 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	}
 	if (!ud)
 		tp->s->heard_us = tp_now_us();
-	if (ud) {
+	need = ud ? 0 : tp_req_access(p.opcode);
+	if (need && !(READ_ONCE(qp->qp_access_flags) & need) &&
+	    mrc_rx_check(&tp->s->rx, p.psn) == MRC_RX_NEW) {
+		kfree_skb(skb);
+		tp_nak_access(qp, &p, &q);
+	} else if (ud) {
 		metaroce_tp_ud_recv(qp, &p, skb);
 		kfree_skb(skb);
 	} else if (p.opcode == MRC_OP_ACK) {

@@ -7,4 +7,5 @@
 #include "trace.h"
 
 static_assert(METAROCE_DROP_MALFORMED == 0 && METAROCE_DROP_ICRC == 1 &&
-	      METAROCE_DROP_NOQP == 2 && METAROCE_DROP_NOTREADY == 3);
+	      METAROCE_DROP_NOQP == 2 && METAROCE_DROP_NOTREADY == 3 &&
+	      METAROCE_DROP_PEER == 4);

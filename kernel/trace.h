@@ -93,7 +93,7 @@ TRACE_EVENT(metaroce_rx_drop,
 	TP_printk("%s len %u",
 		  __print_symbolic(__entry->reason, { 0, "malformed" },
 				   { 1, "icrc" }, { 2, "noqp" },
-				   { 3, "qp-not-ready" }),
+				   { 3, "qp-not-ready" }, { 4, "peer" }),
 		  __entry->len)
 );
 

@@ -42,6 +42,7 @@ enum metaroce_drop_reason {
 	METAROCE_DROP_ICRC,
 	METAROCE_DROP_NOQP,
 	METAROCE_DROP_NOTREADY,
+	METAROCE_DROP_PEER,	/* not from the QP's peer (rx.c) */
 };
 
 enum metaroce_tp_stat {
@@ -74,6 +75,7 @@ enum metaroce_tp_stat {
 	TP_STAT_RETRY_EXC,	/* WQEs failed RETRY_EXC_ERR */
 	TP_STAT_SPURIOUS_RETX,	/* retransmissions found unnecessary */
 	TP_STAT_SPURIOUS_RTO,	/* timeouts undone: the peer/network stalled */
+	TP_STAT_PEER_DROPS,	/* not from the QP's peer / spoofed loopback */
 	TP_STAT_MAX
 };
 

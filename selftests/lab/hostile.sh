@@ -26,12 +26,16 @@
 #   9  ACK/NAKs for PSNs never sent, ACK with npaths 255
 #   10 unsolicited READ_RESP / ATOMIC_RESP
 #   11 PROBE flood                  12 seeded random packets
+#   13 spoof: WRITEs/SENDs/READ/atomics/ACK from an unprivileged user on
+#      n2 itself (plain UDP socket, source 192.0.2.2, through loopback):
+#      not the QP's peer, dropped (peer_drops; selftests/lab/peer.sh has
+#      the other third parties)
 # plus QPNs 0, 1, > 24 bits and nonexistent ones, and junk to QP1 (GSI).
 # Every hostile WRITE payload is 0xEE: the MR must stay all-zero and the
 # guards intact. Device counters (rdma statistic) are checked when the
 # module provides them (malformed_drops, integrity_drops, noqp_drops,
-# duplicates, out_of_window), else skipped. The forger is paced (1000
-# packets/s): the point is bad input, not a flood.
+# duplicates, out_of_window, peer_drops), else skipped. The forger is
+# paced (1000 packets/s): the point is bad input, not a flood.
 # Knobs: HOSTILE_SEED (1), HOSTILE_RANDOM (3000 packets), HOSTILE_CONTROL=1
 # (sends nothing hostile, sleeps instead: tells an attack effect on the
 # legit pingpong from one of a loaded host; the checks that need the
@@ -44,7 +48,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SEED=${HOSTILE_SEED:-1}
 NRAND=${HOSTILE_RANDOM:-3000}
 SRV=192.0.2.2
-NQP=13
+NQP=14
 
 mkdir -p "$ROOT/build/tools" "$ROOT/build/hostile"
 gcc -Wall -Wextra -Wno-missing-field-initializers -O2 \
@@ -270,6 +274,10 @@ check "n1: junk datagrams to QP1 (GSI, ib_mad)" \
 check "n1: $NRAND seeded random packets (seed $SEED; qp12 + nonexistent)" \
 	forge random $FINFO --qp 12 --seed "$SEED" --count "$NRAND" \
 	--avoid "$AVOID"
+if [ -z "${HOSTILE_CONTROL:-}" ]; then
+	check "nobody@n2 (loopback, not the peer): spoof at qp13" \
+		n2 "setpriv --reuid=65534 --regid=65534 --clear-groups $FORGE spoof $FINFO --qp 13"
+fi
 check "legit: every pingpong during the attack succeeded (data verified)" \
 	legit_loop_stop
 sleep 2
@@ -285,6 +293,8 @@ check "qp9: bogus ACKs left it RTS" tcmd srv 'expect_state 9 RTS'
 check "qp11: PROBE flood left it RTS" tcmd srv 'expect_state 11 RTS'
 check "qp2: no receive completion from junk" tcmd srv 'expect_recv 2 0'
 check "qp8: no successful receive from junk SENDs" tcmd srv 'expect_recv 8 0'
+check "qp13: no receive from the spoofed SENDs, still RTS" \
+	eval "tcmd srv 'expect_recv 13 0' && tcmd srv 'expect_state 13 RTS'"
 check "n1: client QPs' state after all the NAKs (state)" tcmd cli state
 check "n2: rx_packets counted" eval \
 	"[ \"\$(ctr $LAB_RUN/stats.after rx_packets)\" -gt \"\$(ctr $LAB_RUN/stats.before rx_packets)\" ]"
@@ -293,6 +303,9 @@ counter_rose integrity_drops
 counter_rose noqp_drops
 counter_rose duplicates
 counter_rose out_of_window
+counter_rose peer_drops
+check "qp13: legit WRITE+SEND after the spoof (its PSNs untouched)" \
+	eval "tcmd cli 'xfer 13 0x34 8192' && tcmd srv 'check 0 8192 0x34'"
 check "qp0: legit WRITE+SEND still works after the attack" \
 	eval "tcmd cli 'xfer 0 0x33 8192' && tcmd srv 'check 0 8192 0x33'"
 check "device works: fresh pingpong x50 (data verified)" pingpong 50

@@ -10,10 +10,18 @@ selftests/tools/mrc_target.c writes (--info).
 
     mrc_forge.py CASE --dst IP [--info FILE] [--qp I] [--psn N] [--seed N]
                  [--count N] [--avoid QPN,QPN...] [--pcap FILE]
+                 [--qpn N] [--bind IP [--freebind]] [--raw-src IP]
 
 Cases: trunc version opcode flags path qpn icrc lengths write_rkey
 write_wrap write_bounds read_2g atomic send_junk ack ack_npaths255
-unsolicited probe ud gsi random replay dup crc_selftest.
+unsolicited probe ud gsi random replay dup spoof ack_anchor crc_selftest.
+
+Source address (peer validation, selftests/lab/peer.sh): by default the
+kernel picks it. --bind IP binds the socket to IP first (with --freebind
+even to an address that is not local: IP_FREEBIND / IPV6_FREEBIND, which
+needs no privilege; the kernel may still refuse to send from it, which is
+reported, not an error). --raw-src IP writes IPv4 + UDP headers with that
+source through a raw socket (CAP_NET_RAW). DST may be IPv6.
 """
 import argparse
 import os
@@ -126,8 +134,26 @@ class Ctx:
         self.a = a
         self.dst = (a.dst, a.port)
         self.t0 = time.time()
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.fam = socket.AF_INET6 if ":" in a.dst else socket.AF_INET
+        self.raw = None
+        self.refused = None
+        if a.raw_src:
+            self.raw = socket.inet_aton(a.raw_src)
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_RAW,
+                                      socket.IPPROTO_RAW)
+        else:
+            self.sock = socket.socket(self.fam, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        if a.bind:
+            if a.freebind:
+                if self.fam == socket.AF_INET6:
+                    self.sock.setsockopt(socket.IPPROTO_IPV6, 78, 1)
+                else:
+                    self.sock.setsockopt(socket.IPPROTO_IP, 15, 1)
+            try:
+                self.sock.bind((a.bind, 0))
+            except OSError as e:
+                self.refused = "bind %s: %s" % (a.bind, e)
         self.n = 0
         self.out = open(a.out, "ab") if a.out else None
         self.info = {}
@@ -140,20 +166,47 @@ class Ctx:
         if a.avoid:
             self.avoid = {int(x, 0) for x in a.avoid.split(",") if x}
 
+    def _raw(self, data):
+        """IPv4 + UDP headers around @data, source --raw-src."""
+        sport = 49152 + self.n % 16384
+        udp = struct.pack(">HHHH", sport, self.a.port, 8 + len(data), 0)
+        ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(data),
+                         self.n & 0xFFFF, 0x4000, 64, 17, 0, self.raw,
+                         socket.inet_aton(self.a.dst))
+        return ip + udp + data
+
     def send(self, data, gap=0.0):
         if self.out:
             self.out.write(struct.pack(">H", len(data)) + data)
             self.n += 1
             return
+        if self.refused:
+            return
+        if self.raw:
+            data = self._raw(data)
         try:
             self.sock.sendto(data, self.dst)
-        except OSError as e:  # ENOBUFS etc.: retry once after a breath
-            time.sleep(0.01)
-            try:
-                self.sock.sendto(data, self.dst)
-            except OSError:
-                print("send failed: %s" % e, file=sys.stderr)
+        except OSError as e:
+            if self.a.bind and e.errno in (1, 13, 22, 99, 101):
+                # the kernel will not send from this source: nothing left
+                # the host (EPERM, EACCES, EINVAL, EADDRNOTAVAIL, ENETUNREACH)
+                self.refused = "sendto from %s: %s" % (self.a.bind, e)
                 return
+            self._retry(data, e)
+            return
+        self._sent(gap)
+
+    def _retry(self, data, e):
+        # ENOBUFS etc.: retry once after a breath
+        time.sleep(0.01)
+        try:
+            self.sock.sendto(data, self.dst)
+        except OSError:
+            print("send failed: %s" % e, file=sys.stderr)
+            return
+        self._sent(0)
+
+    def _sent(self, gap):
         self.n += 1
         # pace: the receiver is a TCG guest with one vCPU; an unpaced flood
         # overruns its virtio ring and starves legit traffic (a DoS test
@@ -166,6 +219,8 @@ class Ctx:
             time.sleep(gap)
 
     def qpn(self, i=None):
+        if self.a.qpn is not None and i is None:
+            return self.a.qpn
         i = self.a.qp if i is None else i
         return int(self.info["qpn.%d" % i])
 
@@ -178,24 +233,22 @@ class Ctx:
 
     @property
     def rkey(self):
-        return int(self.info["rkey"])
+        return int(self.info.get("rkey", 0))
 
     @property
     def va(self):
-        return int(self.info["va"])
+        return int(self.info.get("va", 0))
 
     @property
     def mrlen(self):
-        return int(self.info["mrlen"])
+        return int(self.info.get("mrlen", 4096))
 
     def free_qpn(self, rng):
-        lo = 2
-        if self.avoid:
-            # QPNs are handed out in increasing order: stay clear of the
-            # ones QPs created while we run will get
-            lo = min(max(self.avoid) + 100000, (1 << 24) - 100000)
+        # QPNs are random in [2, 2^24): a QP created while we run may get
+        # any number, but hitting one is unlikely (live QPs / 2^24) and
+        # its peer check drops what does not come from its peer
         while True:
-            q = rng.randrange(lo, 1 << 24)
+            q = rng.randrange(2, 1 << 24)
             if q not in self.avoid:
                 return q
 
@@ -645,6 +698,46 @@ def case_dup(c):
     w(psn + 1, C, 0x55)
 
 
+def case_spoof(c):
+    """Everything a QP could be made to do, from whoever sends this (peer
+    validation: none of it may come from anyone but the QP's peer). WRITEs
+    of JUNK at the expected PSN and the next ones (the first lands on a QP
+    that accepts it), SENDs for the first receive WQEs, READ_REQ, atomics,
+    an ACK and a PROBE. Without --info: to --qpn at --psn, rkey/va 0."""
+    q, psn, va, rk = c.qpn(), c.psn(), c.va, c.rkey
+    n = c.a.count or 8
+    pl = bytes([JUNK]) * 256
+    for k in range(n):
+        c.send(pkt(OP["WRITE"], FL | F_ACKREQ, q,
+                   writeh(va + k * 256, rk, 256, 0), pl, psn + k), gap=0.002)
+    for k in range(4):
+        c.send(pkt(OP["SEND"], FL | F_ACKREQ, q, sendh(k, 256, 0), pl,
+                   psn + n + k), gap=0.002)
+    c.send(pkt(OP["WRITE_IMM"], FL, q, writeh(va, rk, 256, 0, 0, 7), pl,
+               psn + n + 4))
+    c.send(pkt(OP["READ_REQ"], FL, q, readh(va, rk, 256), b"", psn + n + 5))
+    c.send(pkt(OP["FETCH_ADD"], FL, q, atomich(va + 4096, 0x0101010101010101,
+                                                0, rk), b"", psn + n + 6))
+    c.send(pkt(OP["CMP_SWAP"], FL, q, atomich(va + 4104, 0, 2**64 - 1, rk),
+               b"", psn + n + 7))
+    c.send(pkt(OP["ACK"], 0, q, ackh(psn + 5000)))
+    c.send(pkt(OP["PROBE"], F_ACKREQ, q, b""))
+    if c.refused:
+        print("spoof: the kernel refused: %s" % c.refused)
+
+
+def case_ack_anchor(c):
+    """ACKs (syndrome ACK) with a cumulative PSN 5000 past the target QP's
+    own initial PSN (psn.I of --info): an RTR QP that adopted its PSN
+    space from one would send its READ responses where its peer does not
+    expect them."""
+    q = c.qpn()
+    base = int(c.info.get("psn.%d" % c.a.qp, 0)) if c.a.psn is None \
+        else c.a.psn
+    for k in range(c.a.count or 3):
+        c.send(pkt(OP["ACK"], 0, q, ackh(base + 5000 + k)), gap=0.01)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 
@@ -658,6 +751,13 @@ def main():
     ap.add_argument("--peer-info", help="info file of the target's peer "
                     "(its psn.I is what target QP I expects)")
     ap.add_argument("--qp", type=int, default=0, help="target QP index")
+    ap.add_argument("--qpn", type=lambda s: int(s, 0), default=None,
+                    help="target QP number instead of --qp's")
+    ap.add_argument("--bind", help="source address to bind to")
+    ap.add_argument("--freebind", action="store_true",
+                    help="bind even to a non-local --bind address")
+    ap.add_argument("--raw-src", help="IPv4 source written by hand "
+                    "(raw socket, CAP_NET_RAW)")
     ap.add_argument("--psn", type=lambda s: int(s, 0), default=None,
                     help="PSN to use instead of the expected one")
     ap.add_argument("--seed", type=int, default=1)

@@ -6,8 +6,8 @@
  * QPs and the MR this program publishes; this program tells whether
  * anything was placed where it must not be.
  *
- *   mrc_target serve  DIR [-d DEV] [-g GIDX] [-q NQP]    (n2)
- *   mrc_target client DIR [-d DEV] [-g GIDX] [-q NQP]    (n1)
+ *   mrc_target serve  DIR [-d DEV] [-g GIDX] [-q NQP] [-H MASK]    (n2)
+ *   mrc_target client DIR [-d DEV] [-g GIDX] [-q NQP] [-H MASK]    (n1)
  *
  * Each side creates NQP RC QPs (default 6) on one CQ and writes
  * DIR/ROLE.info ("key value" lines: gid, qpn.I, psn.I, and for the
@@ -15,7 +15,9 @@
  * QP I to the peer's QP I. The server's MR (MRLEN = 1 MiB, REMOTE_WRITE |
  * REMOTE_READ | REMOTE_ATOMIC) sits between two unregistered 64 KiB
  * guard areas; every QP has 16 receive WQEs posted (4 KiB each, in their
- * own guarded MR). Then ROLE.ready is written and commands are taken
+ * own guarded MR). QP I is left in RTR (not moved to RTS) when bit I of
+ * -H MASK is set, until the command "rts I". Then ROLE.ready is written
+ * and commands are taken
  * from DIR/ROLE.cmd.1, .2, ... in order, each answered in DIR/ROLE.res.N
  * (last line "rc=0" on success). While idle, the CQ is polled and every
  * completion counted per QP.
@@ -29,10 +31,25 @@
  *          expect_state I STATE      QP I is in STATE (RESET INIT RTR RTS
  *                                    SQD SQE ERR)?
  *          expect_recv I N           QP I has exactly N successful recvs?
+ *          access I FLAGS            modify QP I (RTS -> RTS) to the QP
+ *                                    access flags FLAGS: letters w (REMOTE_
+ *                                    WRITE), r (REMOTE_READ), a (REMOTE_
+ *                                    ATOMIC), or "-" for none
+ * Both:    rts I                     move QP I (held in RTR by -H) to RTS
  * Client:  xfer I BYTE LEN           on QP I: RDMA WRITE LEN bytes of BYTE
  *                                    to the server MR at offset 0, then
  *                                    SEND 1 KiB of BYTE; wait for both
  *                                    completions (success required)
+ *          expect_op I OP OFF LEN BYTE STATUS
+ *                                    on QP I, one signaled OP at the server
+ *                                    MR offset OFF: write (LEN bytes of
+ *                                    BYTE), read (LEN bytes, which must all
+ *                                    be BYTE on success), fadd (add 1 to
+ *                                    the 8 bytes at OFF) or cas (compare 0,
+ *                                    swap 8 bytes of BYTE); the completion
+ *                                    status must be STATUS (SUCCESS,
+ *                                    REM_ACCESS, REM_INV_REQ, REM_OP,
+ *                                    RETRY_EXC, FLUSH or a number)
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -60,11 +77,13 @@ static struct ibv_qp *qp[MAXQP];
 static struct ibv_mr *mr, *rmr, *smr;
 static uint8_t *area, *rarea, *sbuf;
 static int nqp = 6, gidx = 1;
+static unsigned long hold_rtr;	/* -H: QPs left in RTR */
 static union ibv_gid gid;
 static struct {
 	unsigned long recv_ok, recv_err, send_ok, send_err;
 } cnt[MAXQP];
 static uint32_t peer_qpn[MAXQP], peer_psn[MAXQP], my_psn[MAXQP];
+static struct ibv_wc last_swc[MAXQP];	/* last send completion per QP */
 static union ibv_gid peer_gid;
 static uint64_t peer_va;
 static uint32_t peer_rkey;
@@ -165,8 +184,10 @@ static int poll_all(struct ibv_wc *last)
 					cnt[i].recv_err++;
 			} else if (wc[k].status == IBV_WC_SUCCESS) {
 				cnt[i].send_ok++;
+				last_swc[i] = wc[k];
 			} else {
 				cnt[i].send_err++;
+				last_swc[i] = wc[k];
 			}
 			if (last)
 				*last = wc[k];
@@ -329,6 +350,19 @@ static void read_info(const char *peer)
 	fclose(f);
 }
 
+static int to_rts(int i)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .max_rd_atomic = 16,
+	};
+
+	a.sq_psn = my_psn[i];
+	return ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 static void connect_qps(void)
 {
 	int i;
@@ -350,15 +384,9 @@ static void connect_qps(void)
 				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				  IBV_QP_MIN_RNR_TIMER))
 			die("RTR %d: %s", i, strerror(errno));
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.sq_psn = my_psn[i];
-		a.max_rd_atomic = 16;
-		if (ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		if (hold_rtr & (1UL << i))
+			continue;
+		if (to_rts(i))
 			die("RTS %d: %s", i, strerror(errno));
 	}
 }
@@ -410,12 +438,108 @@ static int xfer(int i, int byte, unsigned int len, char *out, size_t n)
 			len, byte, i), 0;
 }
 
+static const struct {
+	const char *name;
+	int status;
+} status_names[] = {
+	{ "SUCCESS", IBV_WC_SUCCESS }, { "REM_ACCESS", IBV_WC_REM_ACCESS_ERR },
+	{ "REM_INV_REQ", IBV_WC_REM_INV_REQ_ERR },
+	{ "REM_OP", IBV_WC_REM_OP_ERR }, { "RETRY_EXC", IBV_WC_RETRY_EXC_ERR },
+	{ "FLUSH", IBV_WC_WR_FLUSH_ERR },
+};
+
+static int parse_status(const char *s)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(status_names) / sizeof(status_names[0]); k++)
+		if (!strcmp(s, status_names[k].name))
+			return status_names[k].status;
+	return atoi(s);
+}
+
+/* "w", "r", "a" letters (or "-") -> IBV_ACCESS_REMOTE_* */
+static int parse_access(const char *s)
+{
+	int f = 0;
+
+	for (; *s; s++)
+		f |= *s == 'w' ? IBV_ACCESS_REMOTE_WRITE :
+		     *s == 'r' ? IBV_ACCESS_REMOTE_READ :
+		     *s == 'a' ? IBV_ACCESS_REMOTE_ATOMIC : 0;
+	return f;
+}
+
+/*
+ * One signaled operation on QP @i at the server MR offset @off; wait for
+ * its completion and compare the status with @want.
+ */
+static int expect_op(int i, const char *op, unsigned long off,
+		     unsigned long len, int byte, int want, char *out, size_t n)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)sbuf, .lkey = smr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .wr_id = 7,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	unsigned long ok0 = cnt[i].send_ok, err0 = cnt[i].send_err;
+	struct ibv_wc wc;
+	unsigned long k;
+	int t;
+
+	if (len > MRLEN || off > MRLEN - len)
+		return snprintf(out, n, "bad range\n"), 1;
+	memset(sbuf, 0, len > 8 ? len : 8);
+	sge.length = len;
+	if (!strcmp(op, "write")) {
+		memset(sbuf, byte, len);
+		wr.opcode = IBV_WR_RDMA_WRITE;
+	} else if (!strcmp(op, "read")) {
+		wr.opcode = IBV_WR_RDMA_READ;
+	} else if (!strcmp(op, "fadd") || !strcmp(op, "cas")) {
+		sge.length = 8;
+		wr.opcode = op[0] == 'f' ? IBV_WR_ATOMIC_FETCH_AND_ADD :
+			    IBV_WR_ATOMIC_CMP_AND_SWP;
+		wr.wr.atomic.remote_addr = peer_va + off;
+		wr.wr.atomic.rkey = peer_rkey;
+		wr.wr.atomic.compare_add = op[0] == 'f' ? 1 : 0;
+		wr.wr.atomic.swap = 0x0101010101010101ULL * (uint8_t)byte;
+	} else {
+		return snprintf(out, n, "bad op %s\n", op), 1;
+	}
+	if (wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_READ) {
+		wr.wr.rdma.remote_addr = peer_va + off;
+		wr.wr.rdma.rkey = peer_rkey;
+	}
+	if (ibv_post_send(qp[i], &wr, &bad))
+		return snprintf(out, n, "post %s failed\n", op), 1;
+	for (t = 0; t < 6000; t++) {
+		poll_all(NULL);
+		if (cnt[i].send_ok + cnt[i].send_err > ok0 + err0)
+			break;
+		sleep_ms(10);
+	}
+	if (cnt[i].send_ok + cnt[i].send_err == ok0 + err0)
+		return snprintf(out, n, "%s on qp %d: no completion\n", op, i), 1;
+	wc = last_swc[i];
+	if ((int)wc.status != want)
+		return snprintf(out, n, "%s on qp %d: status %d (%s), expected %d\n",
+				op, i, wc.status, ibv_wc_status_str(wc.status),
+				want), 1;
+	if (want == IBV_WC_SUCCESS && wr.opcode == IBV_WR_RDMA_READ)
+		for (k = 0; k < len; k++)
+			if (sbuf[k] != (uint8_t)byte)
+				return snprintf(out, n, "read on qp %d: byte %lu is 0x%02x, expected 0x%02x\n",
+						i, k, sbuf[k], byte & 0xff), 1;
+	return snprintf(out, n, "%s on qp %d at %lu: status %d (%s)\n", op, i,
+			off, wc.status, ibv_wc_status_str(wc.status)), 0;
+}
+
 /* Run one command line; fill @out; return 0 on success. */
 static int run_cmd(char *line, char *out, size_t n, int *quit)
 {
 	char op[32];
 	unsigned long a = 0, b = 0, c = 0;
-	char s[32] = "";
+	char s[32] = "", s2[32] = "";
+	unsigned long d = 0;
 	int k = 0, i, rc = 0;
 
 	if (sscanf(line, "%31s", op) != 1)
@@ -469,6 +593,22 @@ static int run_cmd(char *line, char *out, size_t n, int *quit)
 		   sscanf(line, "%*s %lu %li %li", &a, &b, &c) == 3 &&
 		   a < (unsigned)nqp) {
 		rc = xfer(a, b, c, out, n);
+	} else if (!strcmp(op, "expect_op") &&
+		   sscanf(line, "%*s %lu %31s %li %li %li %31s", &a, s, &b, &c,
+			  &d, s2) == 6 && a < (unsigned)nqp) {
+		rc = expect_op(a, s, b, c, d, parse_status(s2), out, n);
+	} else if (!strcmp(op, "access") &&
+		   sscanf(line, "%*s %lu %31s", &a, s) == 2 && a < (unsigned)nqp) {
+		struct ibv_qp_attr qa = { .qp_access_flags = parse_access(s) };
+
+		rc = ibv_modify_qp(qp[a], &qa, IBV_QP_ACCESS_FLAGS);
+		snprintf(out, n, "qp %lu access flags 0x%x: %s\n", a,
+			 qa.qp_access_flags, rc ? strerror(rc) : "ok");
+	} else if (!strcmp(op, "rts") && sscanf(line, "%*s %lu", &a) == 1 &&
+		   a < (unsigned)nqp) {
+		rc = to_rts(a);
+		snprintf(out, n, "qp %lu to RTS: %s\n", a,
+			 rc ? strerror(rc) : "ok");
 	} else {
 		rc = 1;
 		snprintf(out, n, "bad command: %s\n", line);
@@ -483,15 +623,17 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s serve|client DIR [-g GIDX] [-q NQP]\n",
+		fprintf(stderr, "usage: %s serve|client DIR [-d DEV] [-g GIDX] [-q NQP] [-H MASK]\n",
 			argv[0]);
 		return 2;
 	}
 	role = !strcmp(argv[1], "serve") ? "srv" : "cli";
 	dir = argv[2];
 	optind = 3;
-	while ((opt = getopt(argc, argv, "g:q:d:")) != -1) {
-		if (opt == 'g')
+	while ((opt = getopt(argc, argv, "g:q:d:H:")) != -1) {
+		if (opt == 'H')
+			hold_rtr = strtoul(optarg, NULL, 0);
+		else if (opt == 'g')
 			gidx = atoi(optarg);
 		else if (opt == 'q')
 			nqp = atoi(optarg);

@@ -124,7 +124,7 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 		 * sent: a stale or forged one must not place our PSN space.
 		 */
 		if (a->syndrome == MRC_SYN_ACK &&
-		    s->rsp_tail != s->rsp_head) {
+		    mrc_rspq_len(&s->rspq)) {
 			mrc_sb_init(&s->sb, a->cum_psn, 0,
 				    MRC_DUPTHRESH_DEFAULT);
 			s->anchored = true;

@@ -23,8 +23,10 @@
  * kernel side (no WARN/Oops, nothing leaked in `rdma res`) is checked by
  * selftests/lab/badinput.sh.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -1294,9 +1296,21 @@ struct hammer {
 	unsigned long writes;
 };
 
+static void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void *hammer_fn(void *arg)
 {
 	struct hammer *h = arg;
+
+	/* never on the CPU that flushes: it could not run there */
+	pin_cpu(1);
 
 	while (!h->stop) {
 		ring_store(&h->q->producer,
@@ -1331,6 +1345,7 @@ static void ring_hammer(struct ibv_pd *pd, bool sq)
 		goto out;
 	h.q = sq ? rp.a_sq : rp.b_rq;
 	qp = sq ? rp.qa : rp.qb;
+	pin_cpu(0);
 	if (pthread_create(&th, NULL, hammer_fn, &h)) {
 		CHECK(0, "%s: thread", name);
 		goto out;

@@ -28,12 +28,15 @@ MODULE_PARM_DESC(udp_port,
 /*
  * Shared by the devices of one namespace. Devices hold a reference; the
  * namespace points at it while alive. All fields are protected by
- * metaroce_net_mutex.
+ * metaroce_net_mutex; transmit reads sk4/sk6 under RCU
+ * (metaroce_udp_sk()), and a socket is unpublished and a grace period
+ * waited for before it is released: the namespace may exit while devices
+ * whose unregistration is still queued transmit.
  */
 struct metaroce_udp {
 	unsigned int users;
-	struct socket *sk4;
-	struct socket *sk6;
+	struct socket __rcu *sk4;
+	struct socket __rcu *sk6;
 	struct metaroce_net *mn;	/* NULL once the namespace exited */
 };
 
@@ -105,7 +108,9 @@ int metaroce_udp_recv(struct sk_buff *skb)
  * @udp: the device's namespace sockets
  * @family: AF_INET or AF_INET6
  *
- * Return: the socket, or NULL if that family has none.
+ * The caller holds rcu_read_lock() for as long as it uses the socket.
+ * Return: the socket, or NULL if that family has none (or no more: the
+ * namespace exited).
  */
 struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family)
 {
@@ -113,7 +118,8 @@ struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family)
 
 	if (!udp)
 		return NULL;
-	sock = family == AF_INET6 ? READ_ONCE(udp->sk6) : READ_ONCE(udp->sk4);
+	sock = family == AF_INET6 ? rcu_dereference(udp->sk6) :
+				    rcu_dereference(udp->sk4);
 	return sock ? sock->sk : NULL;
 }
 
@@ -143,14 +149,24 @@ static struct socket *metaroce_sock_create(struct net *net, bool ipv6)
 	return sock;
 }
 
+/* Unpublish the sockets, wait for transmitters using them, release. */
 static void metaroce_udp_release_socks(struct metaroce_udp *udp)
 {
-	if (udp->sk6)
-		udp_tunnel_sock_release(udp->sk6);
-	if (udp->sk4)
-		udp_tunnel_sock_release(udp->sk4);
-	udp->sk6 = NULL;
-	udp->sk4 = NULL;
+	struct socket *sk4, *sk6;
+
+	sk4 = rcu_dereference_protected(udp->sk4,
+					lockdep_is_held(&metaroce_net_mutex));
+	sk6 = rcu_dereference_protected(udp->sk6,
+					lockdep_is_held(&metaroce_net_mutex));
+	RCU_INIT_POINTER(udp->sk4, NULL);
+	RCU_INIT_POINTER(udp->sk6, NULL);
+	if (!sk4 && !sk6)
+		return;
+	synchronize_rcu();
+	if (sk6)
+		udp_tunnel_sock_release(sk6);
+	if (sk4)
+		udp_tunnel_sock_release(sk4);
 }
 
 /**
@@ -187,7 +203,7 @@ struct metaroce_udp *metaroce_udp_get(struct net *net)
 		udp = ERR_CAST(sock);
 		goto out;
 	}
-	udp->sk4 = sock;
+	rcu_assign_pointer(udp->sk4, sock);
 
 #if IS_ENABLED(CONFIG_IPV6)
 	sock = metaroce_sock_create(net, true);
@@ -202,7 +218,7 @@ struct metaroce_udp *metaroce_udp_get(struct net *net)
 	if (IS_ERR(sock))
 		pr_info("IPv6 unavailable, IPv4 only\n");
 	else
-		udp->sk6 = sock;
+		rcu_assign_pointer(udp->sk6, sock);
 #endif
 
 	udp->users = 1;

@@ -235,6 +235,7 @@ struct metaroce_srq {
 	u32 limit;			/* armed srq_limit, 0 = disarmed */
 	u32 srq_num;
 	bool is_user;
+	bool error;			/* ring corrupt: SRQ_ERR raised, no WQEs */
 };
 
 /* A validated kernel copy of a receive WQE. */
@@ -370,8 +371,13 @@ void metaroce_qp_put(struct metaroce_qp *qp);
 /*
  * Take the next receive WQE of @qp (its SRQ if it has one) into @out.
  * Returns 0, -EAGAIN when empty (RNR), -EINVAL for a corrupt user WQE
- * (num_sge beyond max_sge; the slot is consumed). Raises
- * IB_EVENT_SRQ_LIMIT_REACHED when an armed SRQ drops below its limit.
+ * (num_sge beyond max_sge; the slot is consumed, @out holds its wr_id and
+ * no SGE), -EIO when user space put the producer index beyond the ring
+ * (or behind the consumer): nothing is taken, ever again from an SRQ
+ * (which then raises IB_EVENT_SRQ_ERR, once), and the caller moves the
+ * QP to ERR with IB_EVENT_QP_FATAL. Raises IB_EVENT_SRQ_LIMIT_REACHED
+ * when an armed SRQ drops below its limit. A caller that loops over it
+ * bounds the loop itself (user space may keep refilling the ring).
  */
 int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out);
 

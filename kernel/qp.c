@@ -509,8 +509,8 @@ int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out)
 {
 	struct metaroce_srq *srq = qp->ibqp.srq ? to_msrq(qp->ibqp.srq) : NULL;
 	const struct metaroce_recv_wqe *wqe;
+	enum ib_event_type srq_event = 0;
 	struct metaroce_ring *r;
-	bool limit_event = false;
 	spinlock_t *lock;
 	unsigned long flags;
 	u32 prod, max_sge, n, i;
@@ -531,6 +531,10 @@ int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out)
 		err = -EAGAIN;
 		goto out;
 	}
+	if (srq && srq->error) {
+		err = -EIO;
+		goto out;
+	}
 	/* Pairs with the other side's release of its index. */
 	prod = smp_load_acquire(&r->q->producer);
 	if (prod == r->cons) {
@@ -538,17 +542,27 @@ int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out)
 		goto out;
 	}
 	if (prod - r->cons > r->num_slots) {
-		/* A corrupt user producer index: nothing to take. */
-		err = -EINVAL;
+		/*
+		 * A user producer index beyond the ring (or behind what was
+		 * consumed): which slots hold WQEs is unknown, so the queue
+		 * is lost. An SRQ goes to error for every QP using it.
+		 */
+		if (srq) {
+			srq->error = true;
+			srq_event = IB_EVENT_SRQ_ERR;
+		}
+		err = -EIO;
 		goto out;
 	}
 
 	wqe = metaroce_ring_slot(r, r->cons);
+	out->wr_id = READ_ONCE(wqe->wr_id);
 	n = READ_ONCE(wqe->num_sge);
 	if (n > max_sge) {
+		out->num_sge = 0;
+		out->length = 0;
 		err = -EINVAL;
 	} else {
-		out->wr_id = READ_ONCE(wqe->wr_id);
 		out->num_sge = n;
 		memcpy(out->sge, wqe->sge, n * sizeof(out->sge[0]));
 		out->length = 0;
@@ -561,16 +575,16 @@ int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out)
 
 	if (srq && srq->limit && prod - r->cons < srq->limit) {
 		srq->limit = 0;
-		limit_event = true;
+		srq_event = IB_EVENT_SRQ_LIMIT_REACHED;
 	}
 out:
 	spin_unlock_irqrestore(lock, flags);
 
-	if (limit_event && srq->ibsrq.event_handler) {
+	if (srq_event && srq->ibsrq.event_handler) {
 		struct ib_event ev = {
 			.device = srq->ibsrq.device,
 			.element.srq = &srq->ibsrq,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+			.event = srq_event,
 		};
 
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);

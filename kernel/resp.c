@@ -99,6 +99,10 @@ static struct metaroce_tp_rslot *tp_rslot_get(struct metaroce_qp *qp,
 			*syn = MRC_SYN_RNR;
 			return NULL;
 		}
+		if (err == -EIO) {	/* corrupt ring: QP to ERR, QP_FATAL */
+			s->failed = true;
+			return NULL;
+		}
 		r->msn = s->rmsn_pop++;
 		r->used = 1;
 		r->seen = 0;
@@ -644,6 +648,8 @@ void metaroce_tp_resp_flush(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct metaroce_tp_rslot r;
+	u32 n;
+	int err;
 
 	while (s->rmsn_done != s->rmsn_pop) {
 		struct metaroce_tp_rslot *t = tp_rslot(s, s->rmsn_done);
@@ -652,11 +658,18 @@ void metaroce_tp_resp_flush(struct metaroce_qp *qp)
 		t->used = 0;
 		s->rmsn_done++;
 	}
-	/* an SRQ is shared: its WQEs stay for the other QPs */
+	/*
+	 * An SRQ is shared: its WQEs stay for the other QPs. User space
+	 * moves the RQ's producer: one ring's worth at most, none if corrupt.
+	 */
 	if (!qp->ibqp.srq) {
 		memset(&r, 0, sizeof(r));
-		while (metaroce_rq_pop(qp, &r.wqe) != -EAGAIN)
+		for (n = qp->rq.num_slots; n; n--) {
+			err = metaroce_rq_pop(qp, &r.wqe);
+			if (err == -EAGAIN || err == -EIO)
+				break;
 			tp_post_rcqe(qp, &r, IB_WC_WR_FLUSH_ERR);
+		}
 	}
 	__skb_queue_purge(&s->defer);
 }
@@ -698,7 +711,10 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 		return;
 	}
 	memset(r, 0, sizeof(*r));
-	if (metaroce_rq_pop(qp, &r->wqe)) {
+	err = metaroce_rq_pop(qp, &r->wqe);
+	if (err) {
+		if (err == -EIO)	/* corrupt ring: QP to ERR, QP_FATAL */
+			s->failed = true;
 		s->drops++;
 		return;
 	}

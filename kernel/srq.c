@@ -182,7 +182,9 @@ static int metaroce_srq_resize(struct metaroce_srq *srq, u32 max_wr,
 	prod = srq->is_user ? smp_load_acquire(&srq->ring.q->producer) :
 			      srq->ring.prod;
 	count = prod - srq->ring.cons;
-	if (count > srq->ring.num_slots || count > r.num_slots) {
+	if (srq->error) {
+		err = -EIO;
+	} else if (count > srq->ring.num_slots || count > r.num_slots) {
 		err = -EINVAL;
 	} else {
 		for (i = 0; i < count; i++)

@@ -1135,15 +1135,15 @@ static void tp_on_timer(struct metaroce_qp *qp)
 static void tp_flush_sq(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	u32 prod;
+	u32 prod, left = qp->sq.num_slots;	/* user space moves prod */
 
 	/* posted and not yet fetched: fetch them to learn wr_id */
 	s->failed = false;
-	for (;;) {
+	while (left) {
 		if (tp_sq_producer(qp, &prod) || s->sq_head == prod)
 			break;
-		while (s->sq_head != prod &&
-		       s->sq_head - s->sq_tail < s->nswq)
+		for (; left && s->sq_head != prod &&
+		       s->sq_head - s->sq_tail < s->nswq; left--)
 			tp_fetch_one(qp, s->sq_head++);
 		while (s->sq_tail != s->sq_head) {
 			metaroce_tp_post_scqe(qp, tp_swqe(s, s->sq_tail),

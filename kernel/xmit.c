@@ -106,7 +106,10 @@ static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 }
 #endif
 
-/* Send one built packet of @qp (consumes @skb). */
+/*
+ * Send one built packet of @qp (consumes @skb). The namespace's socket is
+ * used under RCU: net.c unpublishes it and waits before releasing it.
+ */
 void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 {
 	struct metaroce_dev *mdev = qp->mdev;
@@ -123,16 +126,16 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 		tos |= INET_ECN_ECT_0;
 	cb->ah = NULL;
 	memset(skb->cb, 0, sizeof(skb->cb));
+	rcu_read_lock();
 	sk = metaroce_udp_sk(mdev->udp, av->family);
-	if (!sk)
-		goto drop;
-	if (av->family == AF_INET) {
+	if (sk && av->family == AF_INET) {
 		err = tp_xmit4(mdev, sk, av, skb, sport, tos);
 #if IS_ENABLED(CONFIG_IPV6)
-	} else if (av->family == AF_INET6) {
+	} else if (sk && av->family == AF_INET6) {
 		err = tp_xmit6(mdev, sk, av, skb, sport, tos);
 #endif
 	}
+	rcu_read_unlock();
 	if (err)
 		goto drop;
 	metaroce_tp_stat_inc(mdev, TP_STAT_TX_PACKETS);

@@ -20,6 +20,7 @@ LAB_BOOT_TIMEOUT=${LAB_BOOT_TIMEOUT:-180}	# seconds until both nodes are ready
 LAB_BOOT_TRIES=${LAB_BOOT_TRIES:-2}	# boots retried on timeout (CPU contention)
 LAB_CMD_TIMEOUT=${LAB_CMD_TIMEOUT:-300}	# default per-command limit
 LAB_MEM=${LAB_MEM:-1G}
+LAB_SMP=${LAB_SMP:-1}	# vCPUs per node
 LAB_MODULE=${LAB_MODULE:-$LAB_ROOT/metaroce.ko}
 LAB_NODES=(n1 n2)
 # The link between the nodes: "stream" (default) is a unix stream socket
@@ -76,7 +77,7 @@ _lab_qemu() {	# NODE IDX NETDEV-OPTS
 	mkdir -p "$LAB_RUN/$node"
 	: >"$LAB_RUN/$node.console"
 	qemu-system-x86_64 -name "mrc-$LAB_NAME-$node,debug-threads=on" \
-		-accel tcg -cpu max -smp 1 -m "$LAB_MEM" \
+		-accel tcg -cpu max -smp "$LAB_SMP" -m "$LAB_MEM" \
 		-nographic -nodefaults -no-user-config -no-reboot \
 		-serial "file:$LAB_RUN/$node.console" -monitor none \
 		-kernel "$LAB_KDIR/boot/vmlinuz-$LAB_KVER" -initrd "$LAB_INITRD" \

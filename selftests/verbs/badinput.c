@@ -7,19 +7,28 @@
  * attributes, bad MR registrations, double deregistration, destroying a
  * CQ in use, work requests through the write path, mmap with wrong
  * offsets and sizes, and garbage written straight into the mmap'd send
- * queue followed by a doorbell. Every case must end in an error code or
- * an error completion; the process must be able to go on (a loopback RC
- * transfer is done at the end to prove it).
+ * queue followed by a doorbell, and producer indices of the mmap'd SQ,
+ * RQ and SRQ beyond the ring or chased by a second thread ("ring
+ * cases"). Every case must end in an error code, an error completion or
+ * the QP/SRQ in ERR with its async event; the process must be able to go
+ * on (a loopback RC transfer is done at the end to prove it).
  *
- *   cc -o badinput badinput.c -libverbs
- *   RDMAV_DRIVERS=.../build/provider/libmetaroce ./badinput [mrc0]
+ *   cc -o badinput badinput.c -libverbs -lpthread
+ *   RDMAV_DRIVERS=.../build/provider/libmetaroce ./badinput [DEV [WHAT]]
+ *
+ * WHAT: all (default), base (everything but the ring cases), ring (the
+ * ring cases), or one ring case by name (see ring_cases[]).
  *
  * Prints "ok"/"FAIL" per check; exits non-zero if any check failed. The
  * kernel side (no WARN/Oops, nothing leaked in `rdma res`) is checked by
  * selftests/lab/badinput.sh.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -892,6 +901,557 @@ out:
 	ibv_destroy_cq(cq);
 }
 
+/* ------------------------------------------------------ ring abuse */
+
+/*
+ * Issue 10, item 3: a producer index written by user space into the
+ * mmap'd SQ, RQ or SRQ beyond the ring's capacity (or behind what the
+ * kernel consumed) must move the QP (SRQ) to ERR with IB_EVENT_QP_FATAL
+ * (IB_EVENT_SRQ_ERR), and no kernel loop may spin on user-controlled
+ * indices: the flush of a corrupt RQ, or of a ring whose producer a
+ * second thread keeps pushing ahead, must end at once. Each case runs on
+ * its own CQ and QPs (`badinput DEV CASE` runs one of them, so a lab can
+ * bound each case by its own timeout).
+ */
+
+#define MAX_MAPS 256
+
+struct maps {
+	int n;
+	uintptr_t lo[MAX_MAPS];
+};
+
+/* The mappings of cmd_fd in this process (the rings). */
+static void cmd_maps(struct maps *m)
+{
+	char path[64], target[256], line[512];
+	FILE *f;
+
+	m->n = 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", ctx->cmd_fd);
+	memset(target, 0, sizeof(target));
+	if (readlink(path, target, sizeof(target) - 1) < 0)
+		return;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && m->n < MAX_MAPS) {
+		unsigned long lo, hi, off;
+		char perm[8], name[256] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %255s", &lo, &hi,
+			   perm, &off, name) < 5 || strcmp(name, target))
+			continue;
+		m->lo[m->n++] = lo;
+	}
+	fclose(f);
+}
+
+/* A ring mapped since @before was taken, with slot size @slot. */
+static struct metaroce_queue *new_ring(const struct maps *before,
+				       uint32_t slot)
+{
+	struct maps now;
+	int i, j;
+
+	cmd_maps(&now);
+	for (i = 0; i < now.n; i++) {
+		for (j = 0; j < before->n; j++)
+			if (before->lo[j] == now.lo[i])
+				break;
+		if (j == before->n &&
+		    ((struct metaroce_queue *)now.lo[i])->slot_size == slot)
+			return (struct metaroce_queue *)now.lo[i];
+	}
+	return NULL;
+}
+
+static uint32_t ring_load(uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void ring_store(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Async events read so far (per case), acked as soon as read. */
+static struct {
+	int n;
+	enum ibv_event_type type[64];
+	void *obj[64];
+} evlog;
+
+static void *ev_obj(const struct ibv_async_event *ev)
+{
+	switch (ev->event_type) {
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case IBV_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case IBV_EVENT_DEVICE_FATAL:
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_GID_CHANGE:
+		return NULL;
+	default:
+		return ev->element.qp;
+	}
+}
+
+/* Read what is there (waiting up to @ms for the first one). */
+static void ev_read(int ms)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	while (poll(&p, 1, ms) > 0) {
+		ms = 0;
+		if (ibv_get_async_event(ctx, &ev))
+			break;
+		printf("      async event %s (%p)\n",
+		       ibv_event_type_str(ev.event_type), ev_obj(&ev));
+		if (evlog.n < 64) {
+			evlog.type[evlog.n] = ev.event_type;
+			evlog.obj[evlog.n] = ev_obj(&ev);
+			evlog.n++;
+		}
+		ibv_ack_async_event(&ev);
+	}
+}
+
+static void ev_reset(void)
+{
+	ev_read(0);
+	evlog.n = 0;
+}
+
+/* Was async event @type on @obj seen (waiting up to @ms)? */
+static bool ev_wait(enum ibv_event_type type, void *obj, int ms)
+{
+	int i, t;
+
+	for (t = 0; t <= ms; t += 10) {
+		for (i = 0; i < evlog.n; i++)
+			if (evlog.type[i] == type && evlog.obj[i] == obj)
+				return true;
+		ev_read(10);
+	}
+	return false;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A connected loopback RC pair on its own CQ, and the mmap'd rings. */
+struct ring_pair {
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_qp *qa, *qb;		/* qa sends to qb */
+	struct metaroce_queue *a_sq, *b_rq, *srq_q;
+};
+
+static uint32_t sq_slot(void)
+{
+	/* rc_qp(): header + 2 SGEs, 16-aligned */
+	return (sizeof(struct metaroce_send_wqe) +
+		2 * sizeof(struct metaroce_sge) + 15) & ~15U;
+}
+
+static uint32_t rq_slot(void)
+{
+	/* rc_qp() and the SRQ below: header + 1 SGE */
+	return (sizeof(struct metaroce_recv_wqe) +
+		sizeof(struct metaroce_sge) + 15) & ~15U;
+}
+
+static bool ring_pair_new(struct ibv_pd *pd, bool use_srq,
+			  struct ring_pair *rp, const char *name)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 1 },
+	};
+	struct ibv_srq_init_attr sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+	};
+	struct maps m;
+
+	memset(rp, 0, sizeof(*rp));
+	ev_reset();
+	rp->cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	if (!rp->cq)
+		goto fail;
+	ia.send_cq = rp->cq;
+	ia.recv_cq = rp->cq;
+	if (use_srq) {
+		cmd_maps(&m);
+		rp->srq = ibv_create_srq(pd, &sa);
+		rp->srq_q = rp->srq ? new_ring(&m, rq_slot()) : NULL;
+		if (!rp->srq_q)
+			goto fail;
+	}
+	cmd_maps(&m);
+	rp->qa = ibv_create_qp(pd, &ia);
+	rp->a_sq = rp->qa ? new_ring(&m, sq_slot()) : NULL;
+	ia.srq = rp->srq;
+	cmd_maps(&m);
+	rp->qb = ibv_create_qp(pd, &ia);
+	rp->b_rq = rp->qb && !use_srq ? new_ring(&m, rq_slot()) : NULL;
+	if (!rp->a_sq || (!use_srq && !rp->b_rq))
+		goto fail;
+	if (to_init(rp->qa) || to_init(rp->qb) ||
+	    to_rtr(rp->qa, rp->qb->qp_num) || to_rtr(rp->qb, rp->qa->qp_num) ||
+	    to_rts(rp->qa) || to_rts(rp->qb))
+		goto fail;
+	return true;
+fail:
+	CHECK(0, "%s: set-up (cq %p srq %p qa %p qb %p rings %p %p %p)",
+	      name, (void *)rp->cq, (void *)rp->srq, (void *)rp->qa,
+	      (void *)rp->qb, (void *)rp->a_sq, (void *)rp->b_rq,
+	      (void *)rp->srq_q);
+	return false;
+}
+
+/* Destroy everything, each step bounded in time and checked. */
+static void ring_pair_free(struct ring_pair *rp, const char *name)
+{
+	double t0 = now_s();
+	int err = 0;
+
+	ev_read(0);
+	if (rp->qa)
+		err |= ibv_destroy_qp(rp->qa);
+	if (rp->qb)
+		err |= ibv_destroy_qp(rp->qb);
+	if (rp->srq)
+		err |= ibv_destroy_srq(rp->srq);
+	if (rp->cq)
+		err |= ibv_destroy_cq(rp->cq);
+	CHECK(!err && now_s() - t0 < 5, "%s: QPs%s and CQ destroyed (%.2f s)",
+	      name, rp->srq ? ", SRQ" : "", now_s() - t0);
+}
+
+/* Poll @cq for up to @ms; count completions of @qp by status. */
+static void ring_poll(struct ibv_cq *cq, int ms, struct ibv_qp *qp,
+		      int *ok, int *bad, uint64_t *bad_wr_id)
+{
+	struct ibv_wc wc;
+	int t;
+
+	for (t = 0; t <= ms; t += 10) {
+		while (ibv_poll_cq(cq, 1, &wc) > 0) {
+			if (wc.qp_num != qp->qp_num)
+				continue;
+			if (wc.status == IBV_WC_SUCCESS) {
+				(*ok)++;
+			} else {
+				(*bad)++;
+				if (bad_wr_id)
+					*bad_wr_id = wc.wr_id;
+			}
+		}
+		if (ms)
+			sleep_ms(10);
+	}
+}
+
+static int post_send_one(struct ibv_qp *qp, struct ibv_mr *mr, uint64_t id)
+{
+	struct ibv_sge s = { (uintptr_t)mr->addr, 64, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+enum sq_bad { SQ_OVER_ONE, SQ_OVER_HALF, SQ_BEHIND };
+
+/*
+ * The SQ producer beyond the ring (consumer + num_slots + 1, + 2^31) or
+ * behind the consumer, then a doorbell: QP to ERR with QP_FATAL, and no
+ * WQE completes successfully.
+ */
+static void ring_sq(struct ibv_pd *pd, struct ibv_mr *mr, enum sq_bad how)
+{
+	static const char *const nm[] = {
+		"SQ producer = consumer + num_slots + 1",
+		"SQ producer + 2^31", "SQ producer behind the consumer",
+	};
+	const char *name = nm[how];
+	struct ring_pair rp;
+	struct ibv_recv_wr rwr, *brw;
+	struct ibv_sge rs;
+	uint32_t cons;
+	int ok = 0, bad = 0, ok0 = 0, bad0 = 0, err;
+
+	if (!ring_pair_new(pd, false, &rp, name))
+		goto out;
+	if (how == SQ_BEHIND) {
+		/* one good SEND first, so the consumer is past 0 */
+		rs = (struct ibv_sge){ (uintptr_t)mr->addr + 4096, 64,
+				       mr->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = 7, .sg_list = &rs,
+					    .num_sge = 1 };
+		if (ibv_post_recv(rp.qb, &rwr, &brw) ||
+		    post_send_one(rp.qa, mr, 1))
+			CHECK(0, "%s: first SEND posted", name);
+		ring_poll(rp.cq, 2000, rp.qa, &ok0, &bad0, NULL);
+		CHECK(ok0 == 1 && !bad0, "%s: a good SEND completes first",
+		      name);
+	}
+	cons = ring_load(&rp.a_sq->consumer);
+	switch (how) {
+	case SQ_OVER_ONE:
+		ring_store(&rp.a_sq->producer, cons + rp.a_sq->num_slots + 1);
+		break;
+	case SQ_OVER_HALF:
+		ring_store(&rp.a_sq->producer, cons + 0x80000000U);
+		break;
+	case SQ_BEHIND:
+		ring_store(&rp.a_sq->producer, cons - 1);
+		break;
+	}
+	err = raw_doorbell(rp.qa->handle);
+	CHECK(ev_wait(IBV_EVENT_QP_FATAL, rp.qa, 3000),
+	      "%s + doorbell (%s): IBV_EVENT_QP_FATAL on the QP", name,
+	      err ? strerror(-err) : "ok");
+	ring_poll(rp.cq, 200, rp.qa, &ok, &bad, NULL);
+	CHECK(qp_state(rp.qa) == IBV_QPS_ERR && !ok,
+	      "%s: QP in ERR, no WQE completed successfully (%d ok, %d error)",
+	      name, ok, bad);
+	raw_doorbell(rp.qa->handle);	/* harmless on the broken ring */
+out:
+	ring_pair_free(&rp, name);
+}
+
+/*
+ * The RQ producer beyond the ring, then a SEND from the peer: the
+ * receiving QP goes to ERR with QP_FATAL, no completion names a WQE that
+ * was never posted, and the flush of the corrupt RQ ends (today it spins
+ * on -EINVAL under the transport lock: destroy then hangs).
+ */
+static void ring_rq_rx(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	const char *name = "RQ producer beyond the ring, then a SEND";
+	struct ring_pair rp;
+	uint64_t wr_id = 0;
+	int ok = 0, bad = 0;
+
+	if (!ring_pair_new(pd, false, &rp, name))
+		goto out;
+	ring_store(&rp.b_rq->producer, ring_load(&rp.b_rq->consumer) +
+		   rp.b_rq->num_slots + 1);
+	CHECK(!post_send_one(rp.qa, mr, 1), "%s: SEND posted", name);
+	CHECK(ev_wait(IBV_EVENT_QP_FATAL, rp.qb, 3000),
+	      "%s: IBV_EVENT_QP_FATAL on the receiver", name);
+	ring_poll(rp.cq, 300, rp.qb, &ok, &bad, &wr_id);
+	CHECK(qp_state(rp.qb) == IBV_QPS_ERR && !ok && !bad,
+	      "%s: receiver in ERR, no receive completion (%d ok, %d error, last wr_id 0x%llx)",
+	      name, ok, bad, (unsigned long long)wr_id);
+out:
+	ring_pair_free(&rp, name);
+}
+
+/* The RQ producer beyond the ring, then modify_qp(ERR): returns at once. */
+static void ring_rq_modify(struct ibv_pd *pd)
+{
+	const char *name = "RQ producer beyond the ring, then modify_qp(ERR)";
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ring_pair rp;
+	double t0, dt;
+	int err;
+
+	if (!ring_pair_new(pd, false, &rp, name))
+		goto out;
+	ring_store(&rp.b_rq->producer, ring_load(&rp.b_rq->consumer) +
+		   0x80000000U);
+	t0 = now_s();
+	err = ibv_modify_qp(rp.qb, &a, IBV_QP_STATE);
+	dt = now_s() - t0;
+	CHECK(!err && dt < 1 && qp_state(rp.qb) == IBV_QPS_ERR,
+	      "%s: %s in %.3f s, QP in ERR", name,
+	      err ? strerror(err) : "ok", dt);
+out:
+	ring_pair_free(&rp, name);
+}
+
+/* Keeps a ring's producer num_slots ahead of its consumer. */
+struct hammer {
+	struct metaroce_queue *q;
+	volatile int stop;
+	unsigned long writes;
+};
+
+static void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *hammer_fn(void *arg)
+{
+	struct hammer *h = arg;
+
+	/* never on the CPU that flushes: it could not run there */
+	pin_cpu(1);
+
+	while (!h->stop) {
+		ring_store(&h->q->producer,
+			   ring_load(&h->q->consumer) + h->q->num_slots);
+		h->writes++;
+	}
+	return NULL;
+}
+
+/*
+ * A second thread keeps the producer index of the SQ (@sq) or the RQ
+ * exactly num_slots ahead of the consumer -- always a legal value --
+ * for HAMMER_S seconds while modify_qp(ERR) flushes the ring: the flush
+ * must take one ring's worth at most and return, not chase the producer
+ * under the transport lock for as long as user space pushes it.
+ */
+#define HAMMER_S 5
+
+static void ring_hammer(struct ibv_pd *pd, bool sq)
+{
+	const char *name = sq ? "SQ producer chased by a thread" :
+				"RQ producer chased by a thread";
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct hammer h = {};
+	struct ring_pair rp;
+	struct ibv_qp *qp;
+	pthread_t th;
+	double t0, dt;
+	int err;
+
+	if (!ring_pair_new(pd, false, &rp, name))
+		goto out;
+	h.q = sq ? rp.a_sq : rp.b_rq;
+	qp = sq ? rp.qa : rp.qb;
+	pin_cpu(0);
+	if (pthread_create(&th, NULL, hammer_fn, &h)) {
+		CHECK(0, "%s: thread", name);
+		goto out;
+	}
+	sleep_ms(200);
+	t0 = now_s();
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	dt = now_s() - t0;
+	sleep_ms(200);
+	/* and a doorbell (the flush runs again) while it still pushes */
+	raw_doorbell(qp->handle);
+	while (now_s() - t0 < HAMMER_S)
+		sleep_ms(50);
+	h.stop = 1;
+	pthread_join(th, NULL);
+	CHECK(!err && dt < 1 && qp_state(qp) == IBV_QPS_ERR,
+	      "%s (%lu index writes in %d s, %ld CPUs%s): modify_qp(ERR) %s in %.3f s",
+	      name, h.writes, HAMMER_S, sysconf(_SC_NPROCESSORS_ONLN),
+	      sysconf(_SC_NPROCESSORS_ONLN) < 2 ? ": no race possible" : "",
+	      err ? strerror(err) : "ok", dt);
+out:
+	ring_pair_free(&rp, name);
+}
+
+/*
+ * The SRQ producer beyond the ring, then a SEND to a QP on the SRQ:
+ * IBV_EVENT_SRQ_ERR on the SRQ, the QP to ERR with QP_FATAL, no
+ * completion for a WQE never posted; resizing the broken SRQ fails
+ * cleanly, and a second QP on it fails too when it needs a WQE.
+ */
+static void ring_srq(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	const char *name = "SRQ producer beyond the ring, then a SEND";
+	struct ibv_srq_attr sa = { .max_wr = 64 };
+	struct ring_pair rp;
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_send_sge = 2 },
+	};
+	struct ibv_qp *qc = NULL, *qd = NULL;
+	uint64_t wr_id = 0;
+	int ok = 0, bad = 0, err;
+
+	if (!ring_pair_new(pd, true, &rp, name))
+		goto out;
+	ring_store(&rp.srq_q->producer, ring_load(&rp.srq_q->consumer) +
+		   rp.srq_q->num_slots + 1);
+	CHECK(!post_send_one(rp.qa, mr, 1), "%s: SEND posted", name);
+	CHECK(ev_wait(IBV_EVENT_SRQ_ERR, rp.srq, 3000),
+	      "%s: IBV_EVENT_SRQ_ERR on the SRQ", name);
+	CHECK(ev_wait(IBV_EVENT_QP_FATAL, rp.qb, 3000),
+	      "%s: IBV_EVENT_QP_FATAL on the receiving QP", name);
+	ring_poll(rp.cq, 300, rp.qb, &ok, &bad, &wr_id);
+	CHECK(qp_state(rp.qb) == IBV_QPS_ERR && !ok && !bad,
+	      "%s: receiver in ERR, no receive completion (%d ok, %d error, last wr_id 0x%llx)",
+	      name, ok, bad, (unsigned long long)wr_id);
+	err = ibv_modify_srq(rp.srq, &sa, IBV_SRQ_MAX_WR);
+	CHECK(err, "%s: resizing the broken SRQ fails (%s)", name,
+	      err ? strerror(err) : "resized");
+
+	/* a second pair, its receiver on the same (broken) SRQ */
+	ia.send_cq = rp.cq;
+	ia.recv_cq = rp.cq;
+	qc = ibv_create_qp(pd, &ia);
+	ia.srq = rp.srq;
+	qd = ibv_create_qp(pd, &ia);
+	if (!qc || !qd || to_init(qc) || to_init(qd) ||
+	    to_rtr(qc, qd->qp_num) || to_rtr(qd, qc->qp_num) ||
+	    to_rts(qc) || to_rts(qd)) {
+		CHECK(0, "%s: second pair on the SRQ", name);
+		goto out;
+	}
+	CHECK(!post_send_one(qc, mr, 2), "%s: SEND to the second QP", name);
+	CHECK(ev_wait(IBV_EVENT_QP_FATAL, qd, 3000) &&
+	      qp_state(qd) == IBV_QPS_ERR,
+	      "%s: second QP on the SRQ in ERR with IBV_EVENT_QP_FATAL", name);
+out:
+	if (qc)
+		ibv_destroy_qp(qc);
+	if (qd)
+		ibv_destroy_qp(qd);
+	ring_pair_free(&rp, name);
+}
+
+static const char *const ring_cases[] = {
+	"sq-over", "sq-wrap", "sq-behind", "srq-over", "sq-hammer",
+	"rq-hammer", "rq-modify", "rq-rx",
+};
+
+#define N_RING_CASES (int)(sizeof(ring_cases) / sizeof(ring_cases[0]))
+
+static void ring_case(struct ibv_pd *pd, struct ibv_mr *mr, int i)
+{
+	printf("# ring case %s\n", ring_cases[i]);
+	switch (i) {
+	case 0: ring_sq(pd, mr, SQ_OVER_ONE); break;
+	case 1: ring_sq(pd, mr, SQ_OVER_HALF); break;
+	case 2: ring_sq(pd, mr, SQ_BEHIND); break;
+	case 3: ring_srq(pd, mr); break;
+	case 4: ring_hammer(pd, true); break;
+	case 5: ring_hammer(pd, false); break;
+	case 6: ring_rq_modify(pd); break;
+	case 7: ring_rq_rx(pd, mr); break;
+	}
+}
+
 /* A loopback RC SEND + RDMA WRITE on fresh QPs: the process goes on. */
 static void test_still_works(struct ibv_pd *pd)
 {
@@ -957,6 +1517,9 @@ static void test_still_works(struct ibv_pd *pd)
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "mrc0";
+	const char *what = argc > 2 ? argv[2] : "all";
+	bool base = !strcmp(what, "all") || !strcmp(what, "base");
+	int one = -1;
 	static char buf[65536] __attribute__((aligned(4096)));
 	struct ibv_device **list;
 	struct ibv_pd *pd;
@@ -984,14 +1547,29 @@ int main(int argc, char **argv)
 	if (!pd || !cq || !mr)
 		return 1;
 
-	test_sizes(pd, cq);
-	test_handles();
-	test_mr(pd);
-	test_modify(pd, cq);
-	test_cq_in_use(pd);
-	test_post(pd, cq, mr);
-	for (i = 0; i < G_MAX; i++)
-		test_sq_garbage(pd, mr, i);
+	for (i = 0; i < N_RING_CASES; i++)
+		if (!strcmp(what, ring_cases[i]))
+			one = i;
+	if (!base && one < 0 && strcmp(what, "ring")) {
+		printf("FAIL  unknown case %s\n", what);
+		return 2;
+	}
+	fcntl(ctx->async_fd, F_SETFL,
+	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+
+	if (base) {
+		test_sizes(pd, cq);
+		test_handles();
+		test_mr(pd);
+		test_modify(pd, cq);
+		test_cq_in_use(pd);
+		test_post(pd, cq, mr);
+		for (i = 0; i < G_MAX; i++)
+			test_sq_garbage(pd, mr, i);
+	}
+	for (i = 0; i < N_RING_CASES; i++)
+		if (one == i || (one < 0 && strcmp(what, "base")))
+			ring_case(pd, mr, i);
 	test_still_works(pd);
 
 	CHECK(!ibv_dereg_mr(mr), "dereg MR");

@@ -1,0 +1,7 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# teardown-long: selftests/lab/teardown.sh with 20 cycles of every case.
+# lab: long (see scripts/test.sh)
+export TEARDOWN_CYCLES=${TEARDOWN_CYCLES:-20}
+export LAB_NAME=${LAB_NAME:-teardown-long}
+exec bash "$(dirname "$0")/teardown.sh" "$@"

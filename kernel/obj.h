@@ -384,8 +384,9 @@ int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out);
 /*
  * Move @qp to ERR on a fatal transport error, raising @event (an
  * affiliated QP event; 0 for none) if the QP was not in ERR already.
- * Any context. It does NOT call metaroce_tp_qp_modify(): the transport
- * (the only caller) flushes on its own.
+ * Ignored in RESET and INIT (the error is of an earlier life). Any
+ * context. It does NOT call metaroce_tp_qp_modify(): the transport (the
+ * only caller) flushes on its own.
  */
 void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event);
 

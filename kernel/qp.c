@@ -490,6 +490,15 @@ void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event)
 	bool changed;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
+	/*
+	 * RESET and INIT have no transport activity: an error reported now
+	 * belongs to the QP's previous life (a doorbell still running when
+	 * another thread moved the QP to RESET).
+	 */
+	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_INIT) {
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+		return;
+	}
 	changed = qp->state != IB_QPS_ERR;
 	qp->state = IB_QPS_ERR;
 	qp->sq_draining = false;

@@ -1249,8 +1249,8 @@ again:
 		spin_unlock_bh(&tp->lock);
 		return;
 	}
-	if (test_bit(TP_EV_FLUSH, &tp->events) ||
-	    READ_ONCE(qp->state) == IB_QPS_ERR) {
+	/* a flush asked for before a RESET is stale: state decides */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
 		if (inline_ctx) {
 			spin_unlock_bh(&tp->lock);
 			metaroce_tp_schedule(qp);
@@ -1447,6 +1447,29 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->rd_atomic_out = 0;
 }
 
+/*
+ * RESET: end the QP's previous life before its state is cleared. Under the
+ * lock, nothing more is received (rx_ready), sent or failed (running);
+ * then wait for what already passed the lock: receive processing (softirq,
+ * under RCU), the timers (which queue the work) and the work. A reused QP
+ * then behaves like a new one: no completion, event, flush or timer of
+ * its previous life reaches the next.
+ */
+static void tp_quiesce(struct metaroce_qp *qp)
+{
+	struct metaroce_tp *tp = &qp->tp;
+
+	spin_lock_bh(&tp->lock);
+	tp->s->running = false;
+	tp->s->rx_ready = false;
+	spin_unlock_bh(&tp->lock);
+	synchronize_rcu();
+	hrtimer_cancel(&tp->rto_timer);
+	hrtimer_cancel(&tp->rnr_timer);
+	hrtimer_cancel(&tp->ack_timer);
+	cancel_work_sync(&tp->work);
+}
+
 static void tp_paths_init(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
@@ -1494,7 +1517,9 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	bool kick = false;
 
-	if ((state == IB_QPS_RESET || state == IB_QPS_ERR) && in_task()) {
+	if (state == IB_QPS_RESET && in_task()) {
+		tp_quiesce(qp);
+	} else if (state == IB_QPS_ERR && in_task()) {
 		hrtimer_cancel(&tp->rto_timer);
 		hrtimer_cancel(&tp->rnr_timer);
 		hrtimer_cancel(&tp->ack_timer);
@@ -1503,6 +1528,7 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 	switch (state) {
 	case IB_QPS_RESET:
 		tp_reset(qp);
+		tp->events = 0;
 		break;
 	case IB_QPS_RTR:
 		if (old != IB_QPS_RTR) {
@@ -1543,6 +1569,8 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 	}
 	s->mtu = tp_seg_size(qp);
 	spin_unlock_bh(&tp->lock);
+	if (state == IB_QPS_RESET)
+		metaroce_tp_txq_purge(qp);	/* packets of the last life */
 	if (kick)
 		metaroce_tp_schedule(qp);
 }

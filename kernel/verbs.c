@@ -141,6 +141,18 @@ static void metaroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The device goes away (rdma link delete, netdev unregistered, netns
+ * exit, rmmod) while processes have it open: ib_core destroys their
+ * objects now instead of waiting for them to exit, and their commands
+ * fail with EIO from then on. Nothing more to do here: a ring a process
+ * still has mapped keeps its pages (the mapping holds a reference on
+ * each) until it is unmapped, and no code of ours runs for it.
+ */
+static void metaroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 static int metaroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct metaroce_dev *mdev = to_mdev(ibpd->device);
@@ -218,6 +230,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 	.dealloc_pd = metaroce_dealloc_pd,
 	.dealloc_ucontext = metaroce_dealloc_ucontext,
 	.dereg_mr = metaroce_dereg_mr,
+	.disassociate_ucontext = metaroce_disassociate_ucontext,
 	.destroy_ah = metaroce_destroy_ah,
 	.destroy_cq = metaroce_destroy_cq,
 	.destroy_qp = metaroce_destroy_qp,

@@ -1339,6 +1339,7 @@ static void ring_hammer(struct ibv_pd *pd, bool sq)
 	struct ibv_qp *qp;
 	pthread_t th;
 	double t0, dt;
+	uint32_t c0, c1;
 	int err;
 
 	if (!ring_pair_new(pd, false, &rp, name))
@@ -1351,9 +1352,11 @@ static void ring_hammer(struct ibv_pd *pd, bool sq)
 		goto out;
 	}
 	sleep_ms(200);
+	c0 = ring_load(&h.q->consumer);
 	t0 = now_s();
 	err = ibv_modify_qp(qp, &a, IBV_QP_STATE);
 	dt = now_s() - t0;
+	c1 = ring_load(&h.q->consumer);
 	sleep_ms(200);
 	/* and a doorbell (the flush runs again) while it still pushes */
 	raw_doorbell(qp->handle);
@@ -1362,10 +1365,10 @@ static void ring_hammer(struct ibv_pd *pd, bool sq)
 	h.stop = 1;
 	pthread_join(th, NULL);
 	CHECK(!err && dt < 1 && qp_state(qp) == IBV_QPS_ERR,
-	      "%s (%lu index writes in %d s, %ld CPUs%s): modify_qp(ERR) %s in %.3f s",
+	      "%s (%lu index writes in %d s, %ld CPUs%s): modify_qp(ERR) %s in %.3f s, flushing %u WQEs of a %u-slot ring",
 	      name, h.writes, HAMMER_S, sysconf(_SC_NPROCESSORS_ONLN),
 	      sysconf(_SC_NPROCESSORS_ONLN) < 2 ? ": no race possible" : "",
-	      err ? strerror(err) : "ok", dt);
+	      err ? strerror(err) : "ok", dt, c1 - c0, h.q->num_slots);
 out:
 	ring_pair_free(&rp, name);
 }

@@ -58,7 +58,8 @@ struct metaroce_ring {
 	 * cons (metaroce_rq_pop); prod too for kernel queues. SQ: prod
 	 * for kernel QPs (post_send); cons is free for the transport.
 	 * A QP's rings (and their headers) are reset to 0 when it goes to
-	 * RESET, before metaroce_tp_qp_modify() is called.
+	 * RESET, after metaroce_tp_qp_modify() (which ends the transport's
+	 * use of them) returns.
 	 */
 	u32 prod, cons;
 };

@@ -322,7 +322,7 @@ static int metaroce_qp_check_attr(struct metaroce_qp *qp,
 	return 0;
 }
 
-/* Empty both queues (RESET); the rings' other users are quiet now. */
+/* Empty both queues (RESET); the transport is quiet now (tp_quiesce). */
 static void metaroce_qp_reset_rings(struct metaroce_qp *qp)
 {
 	struct metaroce_ring *rings[] = { &qp->sq, &qp->rq };
@@ -424,9 +424,14 @@ int metaroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	metaroce_qp_apply(qp, attr, mask, &av);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
+	metaroce_tp_qp_modify(qp, old, mask);
+	/*
+	 * After the transport ended the previous life: until then it may
+	 * still publish a consumer index (a flush of that life), which would
+	 * land in the emptied ring and leave the next life's producer behind.
+	 */
 	if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_RESET)
 		metaroce_qp_reset_rings(qp);
-	metaroce_tp_qp_modify(qp, old, mask);
 out:
 	mutex_unlock(&qp->modify_mutex);
 	return err;

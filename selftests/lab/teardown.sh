@@ -32,7 +32,7 @@
 # free" (a netdev reference never put) included.
 # Knobs: TEARDOWN_CYCLES (3), TEARDOWN_CASES ("delete updown netns rmmod
 # kill"), TD_STEP (s, bound of a teardown step, 30), TD_SELF (s, how long
-# the processes get to end by themselves, 15), TD_KILL (s, bound for them
+# the processes get to end by themselves, 5), TD_KILL (s, bound for them
 # to go after kill -9, 10), TD_END (s, bound for traffic to come back
 # after a netdev down/up, 60).
 # shellcheck source=scripts/lab/lab.sh
@@ -42,7 +42,7 @@ CYCLES=${TEARDOWN_CYCLES:-3}
 CASES=${TEARDOWN_CASES:-delete updown netns rmmod kill}
 TD_STEP=${TD_STEP:-30}
 TD_END=${TD_END:-60}
-TD_SELF=${TD_SELF:-15}
+TD_SELF=${TD_SELF:-5}
 TD_KILL=${TD_KILL:-10}
 DUR=120			# ib_write_bw -D: longer than any case
 PT="-F --report_gbits -s 65536 -b -D $DUR"

@@ -28,6 +28,9 @@ endif
 
 ifneq ($(wildcard /lib/modules/$(KVER)/build),)
 KDIR ?= /lib/modules/$(KVER)/build
+else ifneq ($(wildcard $(ROOT)/.cache/kernel-$(KVER)/lib/modules/$(KVER)/build/Makefile),)
+# a kernel built under .cache (scripts/debug-kernel.sh): its build tree
+KDIR ?= $(ROOT)/.cache/kernel-$(KVER)/lib/modules/$(KVER)/build
 else
 KDIR ?= /usr/src/linux-headers-$(KVER)
 endif

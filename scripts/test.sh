@@ -111,6 +111,42 @@ kernel_layer() {
 	return $rc
 }
 
+# debug_layer: the lab on the debug kernel (scripts/debug-kernel.sh: 6.1
+# with KASAN, lockdep, DEBUG_OBJECTS, kmemleak, failslab; built and cached
+# under .cache the first time, ~N min), metaroce.ko built for it in
+# build/module-debug: foundation, the quick data path, verbs and failslab.
+# Any KASAN/lockdep/ODEBUG/kmemleak report fails the scenario (lab.sh's
+# LAB_DMESG_BAD; lab_stop scans for leaks). DEBUG_SCENARIOS overrides the
+# list (names under selftests/lab/, "datapath" runs with DP_QUICK=1).
+debug_layer() {
+	local kver log=$LOGS/debug-scenarios.log rc p f
+	kver=$(scripts/debug-kernel.sh | tail -n 1)
+	if [ -z "$kver" ] || [ ! -f build/module-debug/metaroce.ko ]; then
+		echo "debug: 0 passed, 1 failed (debug kernel or module build)"
+		return 1
+	fi
+	(
+		export LAB_KVER=$kver LAB_MODULE=$ROOT/build/module-debug/metaroce.ko
+		# KASAN + lockdep under TCG: boots and commands take ~2x longer
+		export LAB_BOOT_TIMEOUT=${LAB_BOOT_TIMEOUT:-360}
+		rc=0
+		for s in ${DEBUG_SCENARIOS:-foundation datapath verbs failslab}; do
+			banner "debug: $s"
+			if [ "$s" = datapath ]; then
+				DP_QUICK=1 bash selftests/lab/datapath.sh || rc=1
+			else
+				bash "selftests/lab/$s.sh" || rc=1
+			fi
+		done
+		exit $rc
+	) 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+	f=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s+=$3} END {print s+0}')
+	echo "debug: $p passed, $f failed"
+	return $rc
+}
+
 banner setup
 scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 KVER=$(cat .cache/kver)
@@ -133,6 +169,7 @@ for layer in "${layers[@]}"; do
 	lab)		run_layer lab lab_layer short ;;
 	lab-long)	run_layer lab-long lab_layer long ;;
 	kernel612)	run_layer kernel612 kernel_layer 6.12 ;;
+	debug)		run_layer debug debug_layer ;;
 	*)		echo "unknown layer: $layer"; exit 2 ;;
 	esac
 done

@@ -27,8 +27,19 @@ LAB_NODES=(n1 n2)
 # between the two qemus; "tcp" is the older qemu socket netdev over
 # 127.0.0.1, whose Nagle + delayed ACK hold small frames up to ~40 ms.
 LAB_LINK=${LAB_LINK:-stream}
-# Kernel log lines that fail a run.
-LAB_DMESG_BAD='WARNING:|BUG:|Oops|refcount_t|kmemleak|UBSAN|KASAN|general protection|Call Trace|Kernel panic'
+# Kernel log lines that fail a run. The debug kernel (scripts/debug-kernel.sh)
+# adds lockdep, KASAN, DEBUG_OBJECTS and kmemleak reports (its kmemleak
+# announces itself at boot: only leak reports count).
+LAB_DMESG_BAD='WARNING:|BUG:|Oops|refcount_t|UBSAN|KASAN|general protection|Call Trace|Kernel panic'
+LAB_DMESG_BAD+='|possible circular locking|possible recursive locking|inconsistent lock state'
+LAB_DMESG_BAD+='|suspicious RCU usage|sleeping function called from invalid context|ODEBUG:'
+LAB_DMESG_BAD+='|unreferenced object|suspected memory leak|list_(add|del) corruption'
+LAB_DMESG_BAD+='|blocked for more than|soft lockup|hard LOCKUP|detected stall'
+# What lab_stop runs on each node for the log it checks: where kmemleak is
+# on (the debug kernel), a scan first, and its report after the dmesg.
+LAB_DMESG_CMD='k=/sys/kernel/debug/kmemleak
+[ -w $k ] && echo scan >$k && echo scan >$k
+dmesg && { [ ! -r $k ] || cat $k; }'
 LAB_RUN=
 LAB_SOCK=
 LAB_STARTED=
@@ -454,7 +465,7 @@ lab_stop() {
 	for node in "${LAB_NODES[@]}"; do
 		[ -d "$LAB_RUN/$node" ] || continue
 		if _lab_alive "$node" && [ -e "$LAB_RUN/$node/ready" ] &&
-			LAB_CMD_TIMEOUT=60 lab_run "$node" dmesg >"$LAB_RUN/$node.dmesg" 2>&1; then
+			LAB_CMD_TIMEOUT=240 lab_run "$node" "$LAB_DMESG_CMD" >"$LAB_RUN/$node.dmesg" 2>&1; then
 			:
 		else
 			echo "# $node: no dmesg from the guest, using its console log"

@@ -190,6 +190,24 @@ _lab_boot() {
 
 # lab_start: boot n1 and n2, wait until both agents are ready. Installs the
 # exit trap that stops the lab and prints the summary if the scenario dies.
+# _lab_queue_wait DIR: take a ticket in DIR, return once it is the oldest
+# live one (the caller then blocks on the lock and removes $LAB_TICKET).
+_lab_queue_wait() {
+	local q=$1 t pid first
+	mkdir -p "$q"
+	LAB_TICKET=$q/$(date +%s%N)-$$
+	: >"$LAB_TICKET"
+	while :; do
+		for t in "$q"/*; do
+			pid=${t##*-}
+			[ -e "$t" ] && ! kill -0 "$pid" 2>/dev/null && rm -f "$t"
+		done
+		first=$(find "$q" -maxdepth 1 -type f -printf '%f\n' | sort | head -n 1)
+		[ "$q/$first" = "$LAB_TICKET" ] && return 0
+		sleep 1
+	done
+}
+
 lab_start() {
 	local node try
 	[ -f "$LAB_KDIR/boot/vmlinuz-$LAB_KVER" ] ||
@@ -209,10 +227,17 @@ lab_start() {
 	echo "# lab $LAB_NAME: run dir $LAB_RUN"
 	# One lab at a time on this machine (two skew each other's timing):
 	# every lab of every work tree waits here for the one before it.
+	# flock alone is not fair (a work tree running labs back to back takes
+	# it again before a waiter wakes): waiters queue in arrival order with
+	# a ticket each (<lock>.queue/<ns>-<pid>; a dead waiter's is dropped)
+	# and only the oldest ticket goes for the lock.
 	exec {LAB_LOCK_FD}>"${LAB_LOCK:-/tmp/metaroce-lab.lock}"
-	if ! flock -n "$LAB_LOCK_FD"; then
+	if [ -n "$(ls -A "${LAB_LOCK:-/tmp/metaroce-lab.lock}.queue" 2>/dev/null)" ] ||
+		! flock -n "$LAB_LOCK_FD"; then
 		echo "# lab $LAB_NAME: waiting for the lab lock (another lab runs)"
+		_lab_queue_wait "${LAB_LOCK:-/tmp/metaroce-lab.lock}.queue"
 		flock "$LAB_LOCK_FD"
+		rm -f "$LAB_TICKET"
 	fi
 	for try in $(seq "$LAB_BOOT_TRIES"); do
 		_lab_boot && break

@@ -189,6 +189,29 @@ static int metaroce_get_hw_stats(struct ib_device *ibdev,
 	return TP_STAT_MAX;
 }
 
+/*
+ * Count and name what is left in a table at unregistration: live entries
+ * and reserved ones (a reference or error-path leak). Not xa_empty():
+ * when a node allocation fails inside xa_alloc_cyclic(), the nodes already
+ * linked above it stay, empty, until xa_destroy() (lib/xarray.c
+ * xas_create()), so a table can be non-empty with nothing in it.
+ */
+static unsigned int metaroce_report_left(struct xarray *xa, const char *what)
+{
+	XA_STATE(xas, xa, 0);
+	unsigned int n = 0;
+	void *p;
+
+	xa_lock_irq(xa);
+	xas_for_each(&xas, p, ULONG_MAX) {
+		pr_err("%s %lu %sleft at unregistration\n", what, xas.xa_index,
+		       xa_is_zero(p) ? "(reserved) " : "");
+		n++;
+	}
+	xa_unlock_irq(xa);
+	return n;
+}
+
 /* Last op called on the device, from its unregistration or failed add. */
 static void metaroce_dealloc_driver(struct ib_device *ibdev)
 {
@@ -197,8 +220,10 @@ static void metaroce_dealloc_driver(struct ib_device *ibdev)
 	metaroce_udp_put(mdev->udp);
 	mdev->udp = NULL;
 	/* Every object is gone by now (ib_core destroyed them first). */
-	WARN_ON(!xa_empty(&mdev->qps) || !xa_empty(&mdev->mrs) ||
-		!xa_empty(&mdev->ahs) || !xa_empty(&mdev->srqs));
+	WARN_ON(metaroce_report_left(&mdev->qps, "QP") +
+		metaroce_report_left(&mdev->mrs, "MR") +
+		metaroce_report_left(&mdev->ahs, "AH") +
+		metaroce_report_left(&mdev->srqs, "SRQ"));
 	xa_destroy(&mdev->qps);
 	xa_destroy(&mdev->mrs);
 	xa_destroy(&mdev->ahs);

@@ -149,9 +149,13 @@ void timer_init(struct sim_timer *t, void (*fn)(void *), void *arg)
 	t->arg = arg;
 }
 
+/* generations are unique over a run: a re-initialised timer never
+   matches an event queued for its previous life */
+static u64 timer_gen;
+
 void timer_arm(struct sim_timer *t, u64 delay_us)
 {
-	t->gen++;
+	t->gen = ++timer_gen;
 	t->armed = true;
 	t->when = W.now + delay_us;
 	ev_push(t->when, timer_ev, t, t->gen);
@@ -159,7 +163,7 @@ void timer_arm(struct sim_timer *t, u64 delay_us)
 
 void timer_cancel(struct sim_timer *t)
 {
-	t->gen++;
+	t->gen = ++timer_gen;
 	t->armed = false;
 }
 

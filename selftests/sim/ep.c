@@ -38,6 +38,7 @@ void ep_init(struct ep *e, u32 node, u32 peer_node, u32 qpn, u32 peer_qpn,
 	e->isn_rx = isn_rx;
 	mrc_sb_init(&e->sb, isn_tx, 0, MRC_DUPTHRESH_DEFAULT);
 	mrc_rx_init(&e->rx, isn_rx);
+	e->rxp = &e->rx;
 	mrc_path_cfg_default(&cfg);
 	cfg.npaths = npaths;
 	cfg.seed = (u32)rng_next(&W.rng);
@@ -69,7 +70,7 @@ bool ep_seen(const struct ep *e, u32 psn)
 	return i < e->seen_n && e->seen[i];
 }
 
-static void ep_mark_seen(struct ep *e, u32 psn)
+void ep_mark_seen(struct ep *e, u32 psn)
 {
 	u32 i = psn - e->isn_rx;
 
@@ -103,9 +104,14 @@ static u32 ep_rto_us(struct ep *e)
 	return max_t(u32, max_t(u32, rto, 2 * srtt), EP_RTO_FLOOR_US);
 }
 
+static bool ep_waiting(struct ep *e)
+{
+	return e->ops->waiting && e->ops->waiting(e);
+}
+
 static void ep_arm_rto(struct ep *e, bool restart)
 {
-	if (!mrc_sb_outstanding(&e->sb)) {
+	if (!mrc_sb_outstanding(&e->sb) && !ep_waiting(e)) {
 		timer_cancel(&e->rto);
 		return;
 	}
@@ -184,11 +190,14 @@ void ep_pump(struct ep *e)
 		s = &e->tx[psn % MRC_WND];
 		if (s->p.psn == psn && s->p.opcode &&
 		    mrc_seq_geq(psn, e->isn_tx)) {
+			/* as last sent: its entry keeps path and PPSN */
+			const struct mrc_sb_ent *se = &e->sb.ent[psn % MRC_WND];
+
 			p = s->p;
-			p.ppsn = e->sb.path_nxt[0] ? e->sb.path_nxt[0] - 1 : 0;
+			p.ppsn = se->ppsn;
 			p.flags |= MRC_F_RETX;
 			COV(f_spurious_retx);
-			ep_xmit(e, &p, s->payload, 0);
+			ep_xmit(e, &p, s->payload, se->path);
 		}
 	}
 }
@@ -248,10 +257,16 @@ static void ep_rto_fn(void *arg)
 	u16 lost[MRC_MAX_PATHS] = { 0 };
 	u32 psn, n, i;
 
-	if (e->errored || !mrc_sb_outstanding(&e->sb))
+	if (e->errored)
 		return;
 	if (W.now - e->last_progress > EP_GIVEUP_US) {
 		ep_giveup(e);
+		return;
+	}
+	if (!mrc_sb_outstanding(&e->sb)) {
+		/* response wait: nothing to resend, the peer must answer */
+		if (ep_waiting(e))
+			timer_arm(&e->rto, ep_rto_us(e));
 		return;
 	}
 	if (!e->tlp_done) {
@@ -404,6 +419,11 @@ void ep_on_pkt(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 	}
 	if (!mrc_op_sequenced(p->opcode))
 		return;
+	if (e->ops->rx_seq) {
+		e->ops->rx_seq(e, p, payload, ce);
+		ep_pump(e);
+		return;
+	}
 	if (e->errored) {
 		/* an errored responder answers every request with its NAK */
 		if (e->err_syn)
@@ -423,6 +443,7 @@ void ep_on_pkt(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 		if (e->errored)
 			return;
 		if (r == EP_PLACED || r == EP_HELD) {
+			e->last_progress = W.now;
 			old_cum = e->rx.cum;
 			ep_mark_seen(e, p->psn);
 			if (mrc_rx_commit(&e->rx, p->psn) > 1)
@@ -475,16 +496,16 @@ void ep_check(struct ep *e)
 
 	err = mrc_sb_check(&e->sb);
 	SIM_CHECK(!err, "qp %u: scoreboard inconsistent (%d)", e->qpn, err);
-	SIM_CHECK(mrc_seq_geq(e->rx.top, e->rx.cum) &&
-		  e->rx.top - e->rx.cum <= MRC_WND,
-		  "qp %u: rx window cum %u top %u", e->qpn, e->rx.cum,
-		  e->rx.top);
+	SIM_CHECK(mrc_seq_geq(e->rxp->top, e->rxp->cum) &&
+		  e->rxp->top - e->rxp->cum <= MRC_WND,
+		  "qp %u: rx window cum %u top %u", e->qpn, e->rxp->cum,
+		  e->rxp->top);
 	/* cum never passes a PSN that was not committed */
-	for (psn = e->checked_cum; mrc_seq_lt(psn, e->rx.cum); psn++)
+	for (psn = e->checked_cum; mrc_seq_lt(psn, e->rxp->cum); psn++)
 		SIM_CHECK(ep_seen(e, psn),
 			  "qp %u: rx cum %u passed psn %u, never committed",
-			  e->qpn, e->rx.cum, psn);
-	e->checked_cum = e->rx.cum;
+			  e->qpn, e->rxp->cum, psn);
+	e->checked_cum = e->rxp->cum;
 	for (i = 0; i < e->paths.n; i++) {
 		const struct mrc_cc *c = &e->paths.p[i].cc;
 

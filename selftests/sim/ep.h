@@ -37,6 +37,14 @@ struct ep_ops {
 	void (*nak)(struct ep *e, u8 syn, u32 psn);
 	/* The QP went to error (give up, local error): flush */
 	void (*error)(struct ep *e);
+	/* Optional: nothing outstanding, but responses awaited */
+	bool (*waiting)(struct ep *e);
+	/*
+	 * Optional: the sequenced packets go to a receive engine of the
+	 * upper layer's own (the core responder) instead of ep's mrc_rx.
+	 */
+	void (*rx_seq)(struct ep *e, const struct mrc_pkt *p,
+		       const u8 *payload, bool ce);
 };
 
 struct ep_txslot {
@@ -54,6 +62,7 @@ struct ep {
 
 	struct mrc_sb sb;
 	struct mrc_rx rx;
+	struct mrc_rx *rxp;		/* the receive window in use */
 	struct mrc_paths paths;
 	struct ep_txslot tx[MRC_WND];
 	u32 isn_tx, isn_rx;
@@ -89,6 +98,8 @@ void ep_error(struct ep *e, u8 syn, u32 psn);
 void ep_check(struct ep *e);
 /* Was @psn of our receive space committed? */
 bool ep_seen(const struct ep *e, u32 psn);
+/* Shadow: @psn was committed now (fails if it was before). */
+void ep_mark_seen(struct ep *e, u32 psn);
 
 extern u32 ep_mtu;		/* payload bytes per packet, this run */
 

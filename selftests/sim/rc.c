@@ -1,6 +1,1592 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * Scenario "rc": the core responder engine (kernel/core/responder.c)
+ * against an adversarial packet-level requester, checked against a
+ * reference model of IB RC.
+ *
+ * Each connection has a requester QP (this file's own: it turns a random
+ * WR stream -- WRITE, WRITE_IMM, SEND, SEND_IMM, SEND_WITH_INV, READ,
+ * CMP_SWAP, FETCH_ADD, overlapping ranges on purpose -- into request
+ * packets, sprays and retransmits them through the endpoint of ep.c, and
+ * completes WRs in SQ order) and a responder QP: struct mrc_resp driven
+ * through struct mrc_env, whose callbacks are the simulated memory
+ * regions, receive queue and timers, and whose READ/atomic execution
+ * (mrc_resp_rsp_ready/exec) is run as kernel/tx.c runs it, the
+ * responses going back reliably in the responder's PSN space.
+ *
+ * The reference model executes the WR stream in order: what memory must
+ * hold, what each READ and atomic must return, which receive completions
+ * in which order. Invariants (besides ep.h's): every WR completes exactly
+ * once, in SQ order, or the QP errors; no hang; receive completions in
+ * SEND order with the right bytes; memory equals the reference; an atomic
+ * executes once and only when the responder runs its queue; nothing is
+ * placed after the responder's QP errored; no placement outside an MR;
+ * MR handles balanced; held packets released.
+ */
 #include "ep.h"
+
+#ifdef SIM_HAVE_RESP
+#include "responder.h"
+
+#define RC_MAX_CONN	2
+#define RC_NMR		3
+#define RC_MAX_WR	4096
+#define RC_RQ_MAX	4096
+
+enum { WR_WRITE, WR_WRITE_IMM, WR_SEND, WR_SEND_IMM, WR_SEND_INV, WR_READ,
+       WR_CAS, WR_FAA, WR_NKIND };
+
+struct rc_wr {
+	u8 kind;
+	u8 mr;			/* target MR index (WRITE, READ, atomic, INV) */
+	u64 va;
+	u32 len;
+	u8 *data;		/* WRITE/SEND payload, READ expected bytes */
+	u8 *got;		/* READ: bytes received */
+	u32 imm;
+	u64 compare, swap_add;
+	u64 orig_expect, orig_got;
+	u32 rmsn;		/* SEND-like: receive message number */
+	/* requester state */
+	u32 first_psn, last_psn;
+	u32 sent;		/* bytes (or 1 packet) handed to the ep */
+	u32 rcvd;		/* READ bytes / atomic responses received */
+	bool posted, done;
+	u8 status;
+};
+
+struct rc_mr {
+	u64 va;
+	u32 len;
+	u32 rkey;
+	u32 access;
+	bool valid;
+	u8 *mem;		/* the responder's memory */
+	u8 *model;		/* the reference */
+	u8 *touched;		/* last WR index + 1 that writes the byte */
+};
+
+struct rc_rwqe {		/* a posted receive WQE of the responder */
+	u64 wr_id;
+	u32 length;
+	u8 *buf;
+};
+
+struct rc_held {
+	u32 len;
+	u8 buf[SIM_PKT_MAX];
+};
+
+struct rc_conn {
+	struct ep req, rsp;	/* requester QP, responder QP */
+	struct mrc_resp *r;
+	struct mrc_env env;
+	struct rc_mr mr[RC_NMR];
+	struct rc_wr *wr;
+	u32 nwr;
+	u32 next_wr;		/* next WR to start sending */
+	u32 cur_wr;		/* WR being sent (next_wr - 1 if partial) */
+	bool cur_busy;
+	u32 done_wr;		/* completed, in SQ order */
+	u32 ok_wr;		/* successful prefix */
+	u32 sq_depth, rd_atomic;
+	bool req_err, rsp_err;
+	bool flush_pending;
+	bool strict;		/* no avoidance of later-WR overlap */
+	/* responder receive queue */
+	struct rc_rwqe rq[RC_RQ_MAX];
+	u32 rq_posted, rq_popped, rq_done;
+	struct rc_rwqe slot[MRC_RSLOTS];
+	u32 slot_msn[MRC_RSLOTS];
+	u64 rq_hold_until;	/* RNR window */
+	/* expected receive completions: WR index of each message */
+	u32 rmsg[RC_MAX_WR];
+	u32 nrmsg;
+	/* engine bookkeeping */
+	struct sim_timer etimer[MRC_TIMER_MAX];
+	int mr_refs;
+	u32 nheld;
+	bool in_exec;
+	u32 exec_psn;
+	u8 *atomic_execs;	/* per WR */
+	u32 life;
+	bool dereg_done;
+	u32 dereg_mr;
+	u64 dereg_at;
+};
+
+static struct rc_conn *rc;
+static u32 rc_n;
+static struct rc_held *rc_cur_h;	/* freed by cleanup if a run fails in it */
+
+/* responder state coverage: transitions seen, and the possible ones */
+static u64 rc_trans[MRC_RESP_NSTATES][MRC_RESP_NSTATES];
+
+static struct rc_conn *conn_of_ep(struct ep *e)
+{
+	return e->up;
+}
+
+/* ============================================================ MRs */
+
+static struct rc_mr *rc_mr_find(struct rc_conn *c, u32 key)
+{
+	u32 i;
+
+	for (i = 0; i < RC_NMR; i++)
+		if (c->mr[i].rkey == key && c->mr[i].valid)
+			return &c->mr[i];
+	return NULL;
+}
+
+static void *env_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
+			u64 len)
+{
+	struct rc_conn *c = ctx;
+	struct rc_mr *m = rc_mr_find(c, key);
+
+	SIM_CHECK(remote, "responder asked for a local key");
+	if (!m || (m->access & access) != access || va < m->va ||
+	    va + len > m->va + m->len || va + len < va)
+		return NULL;
+	c->mr_refs++;
+	return m;
+}
+
+static void env_mr_put(void *ctx, void *mr)
+{
+	struct rc_conn *c = ctx;
+
+	(void)mr;
+	SIM_CHECK(c->mr_refs > 0, "mr_put without mr_get");
+	c->mr_refs--;
+}
+
+static const u8 *src_bytes(struct rc_conn *c, const struct mrc_src *src)
+{
+	const struct rc_held *h = src->pkt;
+
+	(void)c;
+	if (src->buf)
+		return (const u8 *)src->buf + src->off;
+	SIM_CHECK(h, "payload source without packet");
+	return h->buf + src->off;
+}
+
+/* A placement into responder memory: the invariants of every write. */
+static void rc_placing(struct rc_conn *c, struct rc_mr *m, u64 va, u32 len,
+		       const char *what)
+{
+	SIM_CHECK(!c->rsp_err, "%s placed after the responder QP errored",
+		  what);
+	SIM_CHECK(m >= c->mr && m < c->mr + RC_NMR, "%s: bad MR handle", what);
+	SIM_CHECK(m->valid, "%s into MR rkey %x after it was invalidated",
+		  what, m->rkey);
+	SIM_CHECK(va >= m->va && va + len <= m->va + m->len,
+		  "%s outside its MR: [%llx, +%u) not in [%llx, +%u)", what,
+		  (unsigned long long)va, len, (unsigned long long)m->va,
+		  m->len);
+}
+
+static int env_mr_write(void *ctx, void *mr, u64 va,
+			const struct mrc_src *src, u32 len)
+{
+	struct rc_conn *c = ctx;
+	struct rc_mr *m = mr;
+
+	rc_placing(c, m, va, len, "WRITE");
+	memcpy(m->mem + (va - m->va), src_bytes(c, src), len);
+	return MRC_COPY_OK;
+}
+
+static void env_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
+			  u64 compare, u64 swap_add, u64 *orig)
+{
+	struct rc_conn *c = ctx;
+	struct rc_mr *m = mr;
+	u64 v;
+	u32 i;
+
+	rc_placing(c, m, va, 8, "atomic");
+	SIM_CHECK(!(va & 7), "atomic at unaligned %llx", (unsigned long long)va);
+	SIM_CHECK(c->in_exec, "atomic executed outside the ordered execution "
+		  "of the READ/atomic queue (on arrival or a duplicate)");
+	for (i = 0; i < c->nwr; i++)
+		if (c->wr[i].posted && c->wr[i].first_psn == c->exec_psn &&
+		    (c->wr[i].kind == WR_CAS || c->wr[i].kind == WR_FAA))
+			break;
+	SIM_CHECK(i < c->nwr, "atomic for psn %u that is no atomic WR",
+		  c->exec_psn);
+	SIM_CHECK(!c->atomic_execs[i]++, "atomic WR %u (psn %u) executed twice",
+		  i, c->exec_psn);
+	memcpy(&v, m->mem + (va - m->va), 8);
+	*orig = v;
+	if (cmp_swap) {
+		if (v == compare)
+			v = swap_add;
+	} else {
+		v += swap_add;
+	}
+	memcpy(m->mem + (va - m->va), &v, 8);
+}
+
+static int env_mr_invalidate(void *ctx, u32 rkey, bool check_only)
+{
+	struct rc_conn *c = ctx;
+	struct rc_mr *m = rc_mr_find(c, rkey);
+
+	if (!m)
+		return -1;
+	if (!check_only) {
+		SIM_CHECK(!c->rsp_err, "MR invalidated after the QP errored");
+		m->valid = false;
+		COV(resp_send_inv);
+	}
+	return 0;
+}
+
+/* ===================================================== receive queue */
+
+static void rc_post_recv(struct rc_conn *c)
+{
+	struct rc_rwqe *w;
+
+	if (c->rq_posted >= RC_RQ_MAX)
+		return;
+	w = &c->rq[c->rq_posted];
+	w->wr_id = 0x1000 + c->rq_posted;
+	w->length = 4 * ep_mtu + 64;
+	w->buf = calloc(1, w->length);
+	if (!w->buf)
+		abort();
+	c->rq_posted++;
+}
+
+static void rc_repost_ev(void *arg, u64 x)
+{
+	struct rc_conn *c = arg;
+
+	if (x != c->life)
+		return;
+	rc_post_recv(c);
+}
+
+static int env_rq_pop(void *ctx, u32 slot, u64 *wr_id, u64 *length)
+{
+	struct rc_conn *c = ctx;
+	struct rc_rwqe *w;
+
+	SIM_CHECK(slot < MRC_RSLOTS, "rq_pop slot %u", slot);
+	if (W.now < c->rq_hold_until || c->rq_popped == c->rq_posted) {
+		COV(resp_rnr);
+		return MRC_RQ_EMPTY;
+	}
+	w = &c->rq[c->rq_popped++];
+	SIM_CHECK(!c->slot[slot].buf, "rq_pop into slot %u still in use", slot);
+	c->slot[slot] = *w;
+	w->buf = NULL;		/* the slot owns it now */
+	c->slot_msn[slot] = c->rq_popped - 1;
+	*wr_id = w->wr_id;
+	*length = w->length;
+	/* the application posts another one, soon or (RNR) late */
+	if (rng_ppm(&W.rng, W.f.rnr_ppm)) {
+		c->rq_hold_until = W.now + rng_range(&W.rng, 100, 5000);
+		COV(f_rnr);
+		sim_at(c->rq_hold_until - W.now + 1, rc_repost_ev, c, c->life);
+	} else {
+		sim_at(rng_range(&W.rng, 0, 50), rc_repost_ev, c, c->life);
+	}
+	return MRC_RQ_OK;
+}
+
+static int env_rq_copy(void *ctx, u32 slot, u64 offset,
+		       const struct mrc_src *src, u32 len)
+{
+	struct rc_conn *c = ctx;
+	struct rc_rwqe *w = &c->slot[slot];
+
+	SIM_CHECK(!c->rsp_err, "SEND placed after the responder QP errored");
+	SIM_CHECK(slot < MRC_RSLOTS && w->buf, "rq_copy into empty slot %u",
+		  slot);
+	if (offset + len > w->length)
+		return MRC_COPY_LEN;
+	memcpy(w->buf + offset, src_bytes(c, src), len);
+	return MRC_COPY_OK;
+}
+
+static int env_post_rcqe(void *ctx, const struct mrc_rcqe *cq)
+{
+	struct rc_conn *c = ctx;
+	struct rc_rwqe *w = &c->slot[cq->slot];
+	u32 k = c->rq_done, wi;
+	struct rc_wr *wr;
+
+	SIM_CHECK(cq->wr_id == 0x1000 + k,
+		  "receive completion wr_id %llx, expected %x (RQ order)",
+		  (unsigned long long)cq->wr_id, 0x1000 + k);
+	c->rq_done++;
+	COV(resp_rcqe);
+	if (cq->status != MRC_WC_SUCCESS) {
+		SIM_CHECK(c->rsp_err || cq->status != MRC_WC_WR_FLUSH_ERR,
+			  "flush completion while the QP is up");
+		if (cq->status != MRC_WC_WR_FLUSH_ERR)
+			SIM_CHECK(c->req_err || W.f.dereg || W.f.qp_err,
+				  "receive completion %u status %u in a run "
+				  "without errors", k, cq->status);
+		goto out;
+	}
+	/*
+	 * Within the engine call that raised the error the completion loop
+	 * may go on (finding, reported to the engine: IB would flush them);
+	 * once the environment stopped the QP, never.
+	 */
+	SIM_CHECK(!c->rsp_err || c->flush_pending,
+		  "successful receive completion after the QP was stopped");
+	SIM_CHECK(k < c->nrmsg, "receive completion %u, only %u messages", k,
+		  c->nrmsg);
+	wi = c->rmsg[k];
+	wr = &c->wr[wi];
+	SIM_CHECK(cq->byte_len == wr->len, "recv %u (WR %u): byte_len %u, "
+		  "sent %u", k, wi, cq->byte_len, wr->len);
+	if (wr->kind == WR_WRITE_IMM) {
+		SIM_CHECK(cq->opcode == MRC_WC_RECV_RDMA_WITH_IMM &&
+			  (cq->wc_flags & MRC_WCF_WITH_IMM) &&
+			  cq->imm == cpu_to_be32(wr->imm),
+			  "recv %u (WR %u, WRITE_IMM): opcode %u flags %x imm "
+			  "%x", k, wi, cq->opcode, cq->wc_flags, cq->imm);
+		goto out;
+	}
+	SIM_CHECK(cq->opcode == MRC_WC_RECV, "recv %u: opcode %u", k,
+		  cq->opcode);
+	if (wr->kind == WR_SEND_IMM)
+		SIM_CHECK((cq->wc_flags & MRC_WCF_WITH_IMM) &&
+			  cq->imm == cpu_to_be32(wr->imm),
+			  "recv %u (WR %u): imm %x flags %x", k, wi, cq->imm,
+			  cq->wc_flags);
+	if (wr->kind == WR_SEND_INV)
+		SIM_CHECK((cq->wc_flags & MRC_WCF_WITH_INV) &&
+			  cq->imm == c->mr[wr->mr].rkey &&
+			  !c->mr[wr->mr].valid,
+			  "recv %u (WR %u): SEND_WITH_INV flags %x imm %x, MR "
+			  "valid %d", k, wi, cq->wc_flags, cq->imm,
+			  c->mr[wr->mr].valid);
+	SIM_CHECK(!memcmp(w->buf, wr->data, wr->len),
+		  "recv %u (WR %u): payload differs", k, wi);
+out:
+	free(w->buf);
+	w->buf = NULL;
+	return 0;
+}
+
+/* ============================================================ misc */
+
+static u64 env_now(void *ctx)
+{
+	(void)ctx;
+	return W.now;
+}
+
+static void env_emit(void *ctx, const struct mrc_pkt *p,
+		     const struct mrc_src *src, unsigned int flags)
+{
+	struct rc_conn *c = ctx;
+	struct ep *e = &c->rsp;
+
+	(void)flags;
+	SIM_CHECK(p->opcode == MRC_OP_ACK, "responder emitted opcode %u",
+		  p->opcode);
+	SIM_CHECK(p->path_id < e->paths.n, "ACK on path %u of %u", p->path_id,
+		  e->paths.n);
+	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
+		COV(resp_nak_access);
+	else if (p->ack.syndrome == MRC_SYN_INV_REQ)
+		COV(resp_nak_inv);
+	fab_send(e->node, e->peer_node, e->paths.p[p->path_id].sport, p,
+		 src ? src_bytes(c, src) : NULL);
+}
+
+static void env_release(void *ctx, const void *pkt)
+{
+	struct rc_conn *c = ctx;
+
+	SIM_CHECK(c->nheld > 0, "release of a packet never held");
+	c->nheld--;
+	free((void *)pkt);
+}
+
+static void env_qp_error(void *ctx, u8 event)
+{
+	struct rc_conn *c = ctx;
+
+	if (W.o->verbose > 1)
+		printf("t=%llu qp %u: responder error event %u\n",
+		       (unsigned long long)W.now, c->rsp.qpn, event);
+	if (!c->rsp_err)
+		COV(resp_err);
+	c->rsp_err = true;
+	c->flush_pending = true;
+}
+
+static void rc_etimer_fn(void *arg);
+
+static void env_timer_arm(void *ctx, u8 t, u32 us)
+{
+	struct rc_conn *c = ctx;
+
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	timer_arm(&c->etimer[t], us);
+}
+
+static void env_timer_cancel(void *ctx, u8 t)
+{
+	struct rc_conn *c = ctx;
+
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	timer_cancel(&c->etimer[t]);
+}
+
+static bool env_timer_pending(void *ctx, u8 t)
+{
+	struct rc_conn *c = ctx;
+
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	return c->etimer[t].armed;
+}
+
+static void env_count(void *ctx, u8 counter, u32 n)
+{
+	(void)ctx;
+	(void)n;
+	if (counter == MRC_CNT_DUPLICATE)
+		COV(rx_dup);
+	else if (counter == MRC_CNT_OUT_OF_ORDER)
+		COV(rx_ooo);
+	else if (counter == MRC_CNT_OUT_OF_WINDOW)
+		COV(rx_oow);
+}
+
+static void env_transition(void *ctx, u8 engine, u8 from, u8 to)
+{
+	(void)ctx;
+	if (engine == MRC_ENG_RESP && from < MRC_RESP_NSTATES &&
+	    to < MRC_RESP_NSTATES)
+		rc_trans[from][to]++;
+}
+
+static int env_comp_resp(void *ctx, const struct mrc_pkt *p,
+			 const struct mrc_src *src)
+{
+	(void)ctx;
+	(void)src;
+	sim_fail("responder QP got a response (op %u psn %u)", p->opcode,
+		 p->psn);
+}
+
+static void env_comp_progress(void *ctx)
+{
+	(void)ctx;
+	sim_fail("comp_progress on the responder QP");
+}
+
+static const struct mrc_env_ops rc_env_ops = {
+	.now_us = env_now,
+	.emit = env_emit,
+	.release = env_release,
+	.mr_get = env_mr_get,
+	.mr_put = env_mr_put,
+	.mr_write = env_mr_write,
+	.mr_atomic = env_mr_atomic,
+	.mr_invalidate = env_mr_invalidate,
+	.rq_pop = env_rq_pop,
+	.rq_copy = env_rq_copy,
+	.post_rcqe = env_post_rcqe,
+	.qp_error = env_qp_error,
+	.timer_arm = env_timer_arm,
+	.timer_cancel = env_timer_cancel,
+	.timer_pending = env_timer_pending,
+	.count = env_count,
+	.transition = env_transition,
+	.comp_resp = env_comp_resp,
+	.comp_progress = env_comp_progress,
+};
+
+/* After every call into the engine: the environment's half of errors. */
+static void rc_after_engine(struct rc_conn *c)
+{
+	SIM_CHECK(c->mr_refs == 0, "MR handles leaked by the engine (%d)",
+		  c->mr_refs);
+	if (c->flush_pending) {
+		c->flush_pending = false;
+		mrc_resp_stop(c->r);
+		ep_error(&c->rsp, 0, 0);
+		mrc_resp_flush(c->r, &c->env, c->rq_posted - c->rq_popped);
+		SIM_CHECK(c->nheld == 0, "held packets not released by flush");
+	}
+}
+
+static void rc_etimer_fn(void *arg)
+{
+	struct sim_timer *t = arg;
+	struct rc_conn *c = NULL;
+	u32 i;
+
+	for (i = 0; i < rc_n && !c; i++)
+		if (t >= rc[i].etimer && t < rc[i].etimer + MRC_TIMER_MAX)
+			c = &rc[i];
+	if (!c || t != &c->etimer[MRC_TIMER_ACK])
+		return;
+	if (mrc_resp_ready(c->r)) {
+		COV(rx_ack_delayed);
+		mrc_resp_ack_timer(c->r, &c->env);
+	}
+	rc_after_engine(c);
+}
+
+/* ====================================================== responder QP */
+
+/* A sequenced packet for the responder QP: into the engine. */
+static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
+		       const u8 *payload, bool ce)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	struct rc_held *h;
+	enum mrc_rx_verdict v0, v1;
+	unsigned int ret;
+
+	if (!mrc_resp_ready(c->r)) {
+		mrc_resp_renak(c->r, &c->env, p);
+		rc_after_engine(c);
+		return;
+	}
+	/* the engine may keep the packet: give it a copy it owns */
+	h = malloc(sizeof(*h));
+	if (!h)
+		abort();
+	h->len = p->hdr_len + p->payload_len;
+	memcpy(h->buf + p->hdr_len, payload, p->payload_len);
+	v0 = mrc_rx_check(&c->r->rx, p->psn);
+	rc_cur_h = h;
+	ret = mrc_resp_rx(c->r, &c->env, p, h, ce);
+	rc_cur_h = NULL;
+	v1 = mrc_rx_check(&c->r->rx, p->psn);
+	if (v0 == MRC_RX_NEW && v1 == MRC_RX_DUP)
+		ep_mark_seen(e, p->psn);
+	if (v0 == MRC_RX_NEW) {
+		COV(rx_new);
+		if (v1 == MRC_RX_NEW)
+			COV(resp_drop);
+		else if (ret & MRC_RESP_HELD)
+			COV(resp_held);
+		else
+			COV(resp_placed);
+	}
+	if (ret & MRC_RESP_HELD)
+		c->nheld++;
+	else
+		free(h);
+	rc_after_engine(c);
+}
+
+/* The responder QP's sender: READ/atomic responses, as tx.c sends them. */
+static int rsp_next(struct ep *e, struct mrc_pkt *p, u8 *payload)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	struct mrc_rsp *q;
+	struct rc_mr *m;
+	u32 chunk;
+	int err;
+
+	if (!mrc_resp_ready(c->r))
+		return 0;
+	q = mrc_rspq_head(&c->r->rspq);
+	if (!q)
+		return 0;
+	if (!mrc_resp_rsp_ready(c->r)) {
+		COV(resp_rspq_wait);
+		return 0;
+	}
+	c->in_exec = true;
+	c->exec_psn = q->req_psn;
+	err = mrc_resp_rsp_exec(c->r, &c->env, q);
+	c->in_exec = false;
+	if (err) {
+		mrc_resp_rsp_abort(c->r, &c->env);
+		rc_after_engine(c);
+		return 0;
+	}
+	rc_after_engine(c);
+	if (q->kind == MRC_RSP_ATOMIC) {
+		COV(resp_rspq_run);
+		p->opcode = MRC_OP_ATOMIC_RESP;
+		p->flags = MRC_F_FIRST | MRC_F_LAST;
+		p->aresp.orig = q->orig;
+		p->aresp.req_psn = q->req_psn;
+		mrc_rspq_pop(&c->r->rspq);
+		return 1;
+	}
+	/* READ: the data is read as each response packet is built */
+	m = rc_mr_find(c, q->rkey);
+	if (!m || q->va < m->va || q->va + q->len > m->va + m->len) {
+		c->r->rsp_abort = 1;
+		c->r->rsp_abort_psn = q->req_psn;
+		mrc_resp_rsp_abort(c->r, &c->env);
+		rc_after_engine(c);
+		return 0;
+	}
+	if (!q->off)
+		COV(resp_rspq_run);
+	chunk = min_t(u32, ep_mtu, q->len - q->off);
+	p->opcode = MRC_OP_READ_RESP;
+	p->flags = (q->off ? 0 : MRC_F_FIRST) |
+		   (q->off + chunk == q->len ? MRC_F_LAST : 0);
+	p->rresp.req_psn = q->req_psn;
+	p->rresp.offset = q->off;
+	p->rresp.msg_len = q->len;
+	p->payload_len = chunk;
+	memcpy(payload, m->mem + (q->va + q->off - m->va), chunk);
+	q->off += chunk;
+	if (q->off == q->len)
+		mrc_rspq_pop(&c->r->rspq);
+	return 1;
+}
+
+static int rsp_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
+		    u8 *syn)
+{
+	(void)e; (void)p; (void)payload; (void)syn;
+	sim_fail("responder ep recv");
+}
+
+static void rsp_committed(struct ep *e, int r)
+{
+	(void)e; (void)r;
+}
+
+static void rsp_acked(struct ep *e)
+{
+	(void)e;
+}
+
+static void rsp_nak(struct ep *e, u8 syn, u32 psn)
+{
+	sim_fail("qp %u: NAK %u for response psn %u", e->qpn, syn, psn);
+}
+
+static void rsp_error(struct ep *e)
+{
+	struct rc_conn *c = conn_of_ep(e);
+
+	/* the responder QP gave up sending responses: to ERR */
+	if (!c->rsp_err) {
+		c->rsp_err = true;
+		c->flush_pending = true;
+		rc_after_engine(c);
+	}
+}
+
+static const struct ep_ops rsp_ops = {
+	.next = rsp_next,
+	.recv = rsp_recv,
+	.committed = rsp_committed,
+	.acked = rsp_acked,
+	.nak = rsp_nak,
+	.error = rsp_error,
+	.rx_seq = rsp_rx_seq,
+};
+
+/* ====================================================== requester QP */
+
+static bool wr_is_rdat(const struct rc_wr *w)
+{
+	return w->kind == WR_READ || w->kind == WR_CAS || w->kind == WR_FAA;
+}
+
+static bool wr_is_recv(const struct rc_wr *w)
+{
+	return w->kind == WR_WRITE_IMM || w->kind == WR_SEND ||
+	       w->kind == WR_SEND_IMM || w->kind == WR_SEND_INV;
+}
+
+static u32 rc_outstanding_rdat(struct rc_conn *c)
+{
+	u32 i, n = 0;
+
+	for (i = c->done_wr; i < c->next_wr; i++)
+		if (wr_is_rdat(&c->wr[i]))
+			n++;
+	return n;
+}
+
+static int req_next(struct ep *e, struct mrc_pkt *p, u8 *payload)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	struct rc_wr *w;
+	u32 chunk;
+
+	if (c->req_err)
+		return 0;
+	if (!c->cur_busy) {
+		if (c->next_wr == c->nwr ||
+		    c->next_wr - c->done_wr >= c->sq_depth)
+			return 0;
+		w = &c->wr[c->next_wr];
+		if (wr_is_rdat(w) && rc_outstanding_rdat(c) >= c->rd_atomic)
+			return 0;
+		c->cur_wr = c->next_wr++;
+		c->cur_busy = true;
+		w->posted = true;
+		w->first_psn = e->sb.nxt;
+		w->sent = 0;
+	}
+	w = &c->wr[c->cur_wr];
+	w->last_psn = e->sb.nxt;
+	switch (w->kind) {
+	case WR_READ:
+		p->opcode = MRC_OP_READ_REQ;
+		p->flags = MRC_F_FIRST | MRC_F_LAST;
+		p->read.va = w->va;
+		p->read.rkey = c->mr[w->mr].rkey;
+		p->read.len = w->len;
+		c->cur_busy = false;
+		return 1;
+	case WR_CAS:
+	case WR_FAA:
+		p->opcode = w->kind == WR_CAS ? MRC_OP_CMP_SWAP :
+			    MRC_OP_FETCH_ADD;
+		p->flags = MRC_F_FIRST | MRC_F_LAST;
+		p->atomic.va = w->va;
+		p->atomic.rkey = c->mr[w->mr].rkey;
+		p->atomic.compare = w->compare;
+		p->atomic.swap_add = w->swap_add;
+		c->cur_busy = false;
+		return 1;
+	}
+	chunk = min_t(u32, ep_mtu, w->len - w->sent);
+	p->flags = (w->sent ? 0 : MRC_F_FIRST) |
+		   (w->sent + chunk == w->len ? MRC_F_LAST : 0);
+	p->payload_len = chunk;
+	memcpy(payload, w->data + w->sent, chunk);
+	switch (w->kind) {
+	case WR_WRITE:
+	case WR_WRITE_IMM:
+		p->opcode = w->kind == WR_WRITE ? MRC_OP_WRITE :
+			    MRC_OP_WRITE_IMM;
+		p->write.va = w->va;
+		p->write.rkey = c->mr[w->mr].rkey;
+		p->write.msg_len = w->len;
+		p->write.offset = w->sent;
+		if (w->kind == WR_WRITE_IMM) {
+			p->write.rmsn = w->rmsn;
+			p->write.imm = w->imm;
+		}
+		break;
+	default:
+		p->opcode = w->kind == WR_SEND ? MRC_OP_SEND :
+			    w->kind == WR_SEND_IMM ? MRC_OP_SEND_IMM :
+			    MRC_OP_SEND_INV;
+		p->send.rmsn = w->rmsn;
+		p->send.msg_len = w->len;
+		p->send.offset = w->sent;
+		p->send.imm = w->kind == WR_SEND_INV ? c->mr[w->mr].rkey :
+			      w->kind == WR_SEND_IMM ? w->imm : 0;
+		if ((p->flags & MRC_F_LAST) && (w->imm & 1))
+			p->flags |= MRC_F_SOLICIT;
+		break;
+	}
+	w->sent += chunk;
+	if (w->sent == w->len)
+		c->cur_busy = false;
+	return 1;
+}
+
+static struct rc_wr *rc_wr_by_psn(struct rc_conn *c, u32 psn)
+{
+	u32 i;
+
+	for (i = c->done_wr; i < c->next_wr; i++)
+		if (c->wr[i].first_psn == psn && wr_is_rdat(&c->wr[i]))
+			return &c->wr[i];
+	return NULL;
+}
+
+/* A response to one of our READs/atomics, in the responder's PSN space. */
+static int req_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
+		    u8 *syn)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	struct rc_wr *w;
+
+	(void)syn;
+	if (p->opcode == MRC_OP_ATOMIC_RESP) {
+		w = rc_wr_by_psn(c, p->aresp.req_psn);
+		SIM_CHECK(w && w->kind != WR_READ && !w->rcvd,
+			  "ATOMIC_RESP for psn %u: no such atomic pending",
+			  p->aresp.req_psn);
+		w->orig_got = p->aresp.orig;
+		w->rcvd = 1;
+		return EP_PLACED;
+	}
+	SIM_CHECK(p->opcode == MRC_OP_READ_RESP, "requester got opcode %u",
+		  p->opcode);
+	w = rc_wr_by_psn(c, p->rresp.req_psn);
+	SIM_CHECK(w && w->kind == WR_READ, "READ_RESP for psn %u: no READ",
+		  p->rresp.req_psn);
+	SIM_CHECK(p->rresp.msg_len == w->len &&
+		  p->rresp.offset + p->payload_len <= w->len,
+		  "READ_RESP psn %u: offset %u len %u of %u", p->psn,
+		  p->rresp.offset, p->payload_len, w->len);
+	memcpy(w->got + p->rresp.offset, payload, p->payload_len);
+	w->rcvd += p->payload_len;
+	SIM_CHECK(w->rcvd <= w->len, "READ of %u bytes got %u", w->len,
+		  w->rcvd);
+	if (!w->len)
+		w->rcvd = 1;
+	return EP_PLACED;
+}
+
+static void req_complete(struct rc_conn *c)
+{
+	struct ep *e = &c->req;
+
+	while (c->done_wr < c->next_wr && !c->req_err) {
+		struct rc_wr *w = &c->wr[c->done_wr];
+		u32 i = c->done_wr;
+
+		if (w->done)
+			sim_fail("WR %u completed twice", i);
+		if (c->cur_busy && c->cur_wr == i)
+			break;
+		if (!mrc_seq_gt(e->sb.una, w->last_psn))
+			break;
+		if (w->kind == WR_READ && w->rcvd < (w->len ? w->len : 1))
+			break;
+		if ((w->kind == WR_CAS || w->kind == WR_FAA) && !w->rcvd)
+			break;
+		if (w->kind == WR_READ)
+			SIM_CHECK(!memcmp(w->got, w->data, w->len),
+				  "READ WR %u (psn %u, %u bytes at %llx) returned "
+				  "data that differs from the reference (stale: "
+				  "an earlier WRITE not seen?)", i, w->first_psn,
+				  w->len, (unsigned long long)w->va);
+		if (w->kind == WR_CAS || w->kind == WR_FAA)
+			SIM_CHECK(w->orig_got == w->orig_expect,
+				  "atomic WR %u (psn %u) returned %llx, the "
+				  "reference says %llx", i, w->first_psn,
+				  (unsigned long long)w->orig_got,
+				  (unsigned long long)w->orig_expect);
+		w->done = true;
+		w->status = MRC_WC_SUCCESS;
+		c->done_wr++;
+		c->ok_wr++;
+		W.ops_done++;
+		COV(req_cqe_ok);
+	}
+}
+
+static bool req_waiting(struct ep *e)
+{
+	struct rc_conn *c = conn_of_ep(e);
+
+	return !c->req_err && c->done_wr != c->next_wr;
+}
+
+static void req_committed(struct ep *e, int r)
+{
+	(void)r;
+	req_complete(conn_of_ep(e));
+}
+
+static void req_acked(struct ep *e)
+{
+	req_complete(conn_of_ep(e));
+}
+
+static void req_fail(struct rc_conn *c, u8 status)
+{
+	u32 i;
+
+	if (c->req_err)
+		return;
+	c->req_err = true;
+	for (i = c->done_wr; i < c->nwr; i++) {
+		c->wr[i].done = true;
+		c->wr[i].status = i == c->done_wr ? status :
+				  MRC_WC_WR_FLUSH_ERR;
+		if (i == c->done_wr)
+			COV(req_cqe_err);
+		else
+			COV(req_flush);
+	}
+	c->done_wr = c->nwr;
+}
+
+static void req_nak(struct ep *e, u8 syn, u32 psn)
+{
+	struct rc_conn *c = conn_of_ep(e);
+
+	if (!(W.f.dereg || W.f.qp_err || c->strict)) {
+		u32 i, n = 0;
+		char why[160] = "";
+
+		for (i = c->done_wr; i < c->next_wr; i++)
+			if (mrc_seq_geq(psn, c->wr[i].first_psn) &&
+			    mrc_seq_leq(psn, c->wr[i].last_psn))
+				break;
+		if (i < c->next_wr) {
+			struct rc_wr *w = &c->wr[i];
+
+			n = snprintf(why, sizeof(why),
+				     "WR %u kind %u MR %u (valid %d) va %llx len %u",
+				     i, w->kind, w->mr, c->mr[w->mr].valid,
+				     (unsigned long long)w->va, w->len);
+			for (i = i + 1; i < c->next_wr && n < 150; i++)
+				if (c->wr[i].kind == WR_SEND_INV &&
+				    c->wr[i].mr == w->mr)
+					n += snprintf(why + n, sizeof(why) - n,
+						      "; WR %u SEND_INV of it", i);
+		}
+		sim_fail("qp %u: NAK %u for psn %u in a run that should have "
+			 "no errors: %s", e->qpn, syn, psn, why);
+	}
+	req_complete(c);
+	req_fail(c, syn == MRC_SYN_REM_ACCESS ? MRC_WC_REM_ACCESS_ERR :
+		 syn == MRC_SYN_INV_REQ ? MRC_WC_REM_INV_REQ_ERR :
+		 MRC_WC_REM_OP_ERR);
+	ep_error(e, 0, 0);
+}
+
+static void req_error(struct ep *e)
+{
+	req_fail(conn_of_ep(e), MRC_WC_RETRY_EXC_ERR);
+}
+
+static const struct ep_ops req_ops = {
+	.next = req_next,
+	.recv = req_recv,
+	.committed = req_committed,
+	.acked = req_acked,
+	.nak = req_nak,
+	.error = req_error,
+	.waiting = req_waiting,
+};
+
+/* ====================================================== the stream */
+
+static void rc_fill(u8 *b, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (u8)rng_next(&W.rng);
+}
+
+/* Does WR j write bytes that an outstanding-able READ/atomic reads? */
+static bool rc_conflicts(struct rc_conn *c, u32 j, u8 mr, u64 va, u32 len)
+{
+	u32 i, lo = j > c->sq_depth ? j - c->sq_depth : 0;
+
+	if (c->strict)
+		return false;
+	for (i = lo; i < j; i++) {
+		struct rc_wr *w = &c->wr[i];
+		u32 wl = w->kind == WR_READ ? w->len : 8;
+
+		if (!wr_is_rdat(w) || w->mr != mr)
+			continue;
+		if (va < w->va + wl && w->va < va + len)
+			return true;
+	}
+	return false;
+}
+
+/* A READ/atomic of MR @mr among the sq_depth WRs before @j? */
+static bool rc_rdat_pending(struct rc_conn *c, u32 j, u8 mr)
+{
+	u32 i, lo = j > c->sq_depth ? j - c->sq_depth : 0;
+
+	if (c->strict)
+		return false;
+	for (i = lo; i < j; i++)
+		if (wr_is_rdat(&c->wr[i]) && c->wr[i].mr == mr)
+			return true;
+	return false;
+}
+
+static void rc_gen(struct rc_conn *c, u32 nwr)
+{
+	static const u8 weight[WR_NKIND] = { 30, 5, 14, 5, 3, 20, 9, 12 };
+	u32 i, k, tot = 0, nalive = RC_NMR, maxlen = 4 * ep_mtu;
+	u8 alive[RC_NMR];
+
+	for (k = 0; k < WR_NKIND; k++)
+		tot += weight[k];
+	for (k = 0; k < RC_NMR; k++)
+		alive[k] = c->mr[k].valid;
+	c->wr = calloc(nwr, sizeof(*c->wr));
+	c->atomic_execs = calloc(nwr, 1);
+	if (!c->wr || !c->atomic_execs)
+		abort();
+	c->nwr = nwr;
+	c->nrmsg = 0;
+	for (i = 0; i < nwr; i++) {
+		struct rc_wr *w = &c->wr[i];
+		u32 r = rng_below(&W.rng, tot), tries;
+		struct rc_mr *m;
+
+		for (k = 0; r >= weight[k]; k++)
+			r -= weight[k];
+		w->kind = k;
+		/* SEND_WITH_INV: keep two MRs alive; a WRITE to it just before */
+		if (k == WR_SEND_INV && nalive <= 2)
+			w->kind = WR_SEND;
+		do {
+			w->mr = rng_below(&W.rng, RC_NMR);
+		} while (!alive[w->mr]);
+		m = &c->mr[w->mr];
+		for (tries = 0; tries < 20; tries++) {
+			/* overlap on purpose: a small hot zone half the time */
+			u32 span = rng_below(&W.rng, 2) ? 256 : m->len;
+
+			switch (w->kind) {
+			case WR_WRITE:
+			case WR_WRITE_IMM:
+			case WR_READ:
+				w->len = rng_below(&W.rng, 4) ?
+					 rng_range(&W.rng, 0, maxlen) :
+					 rng_range(&W.rng, 0, 16);
+				if (w->len > m->len)
+					w->len = m->len;
+				w->va = m->va + rng_below(&W.rng,
+					min_t(u32, span, m->len - w->len) + 1);
+				break;
+			case WR_CAS:
+			case WR_FAA:
+				w->len = 8;
+				w->va = m->va + 8 * rng_below(&W.rng,
+						min_t(u32, span, m->len) / 8);
+				break;
+			default:
+				w->len = rng_range(&W.rng, 0, maxlen);
+				break;
+			}
+			if (w->kind == WR_READ || w->kind == WR_SEND ||
+			    w->kind == WR_SEND_IMM || w->kind == WR_SEND_INV ||
+			    !rc_conflicts(c, i, w->mr, w->va, w->len))
+				break;
+		}
+		if (tries == 20) {
+			w->kind = WR_SEND;
+			w->len = rng_range(&W.rng, 0, maxlen);
+		}
+		if (w->kind == WR_SEND_INV) {
+			/* the WRITE just before targets the MR to invalidate */
+			if (i && c->wr[i - 1].kind == WR_WRITE &&
+			    alive[c->wr[i - 1].mr])
+				w->mr = c->wr[i - 1].mr;
+			/*
+			 * Unless --strict: no READ/atomic of that MR may still
+			 * be queued at the responder (finding: the invalidation
+			 * at the SEND's completion does not wait for them).
+			 */
+			if (rc_rdat_pending(c, i, w->mr))
+				w->kind = WR_SEND;
+			else {
+				alive[w->mr] = 0;
+				nalive--;
+			}
+		}
+		w->imm = (u32)rng_next(&W.rng);
+		w->data = malloc(w->len + 8);
+		w->got = calloc(1, w->len + 8);
+		if (!w->data || !w->got)
+			abort();
+		if (w->kind != WR_READ)
+			rc_fill(w->data, w->len);
+		w->swap_add = rng_next(&W.rng) >> rng_below(&W.rng, 64);
+		if (wr_is_recv(w)) {
+			w->rmsn = c->nrmsg;
+			c->rmsg[c->nrmsg++] = i;
+		}
+		switch (w->kind) {
+		case WR_WRITE: COV(op_write); break;
+		case WR_WRITE_IMM: COV(op_write_imm); break;
+		case WR_SEND: COV(op_send); break;
+		case WR_SEND_IMM: COV(op_send_imm); break;
+		case WR_SEND_INV: COV(op_send_inv); break;
+		case WR_READ: COV(op_read); break;
+		case WR_CAS: COV(op_cas); break;
+		case WR_FAA: COV(op_faa); break;
+		}
+	}
+}
+
+/* Execute the stream on the model, in order: the reference. */
+static void rc_reference(struct rc_conn *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->nwr; i++) {
+		struct rc_wr *w = &c->wr[i];
+		struct rc_mr *m = &c->mr[w->mr];
+		u8 *at = m->model + (w->va - m->va);
+		u64 v;
+		u32 b;
+
+		switch (w->kind) {
+		case WR_WRITE:
+		case WR_WRITE_IMM:
+			memcpy(at, w->data, w->len);
+			for (b = 0; b < w->len; b++)
+				m->touched[w->va - m->va + b] = 1;
+			break;
+		case WR_READ:
+			memcpy(w->data, at, w->len);
+			break;
+		case WR_CAS:
+		case WR_FAA:
+			memcpy(&v, at, 8);
+			w->orig_expect = v;
+			if (w->kind == WR_FAA)
+				v += w->swap_add;
+			else if (rng_below(&W.rng, 2))
+				w->compare = v, v = w->swap_add;
+			else
+				w->compare = rng_next(&W.rng) | 1,
+				v = v == w->compare ? w->swap_add : v;
+			memcpy(at, &v, 8);
+			for (b = 0; b < 8; b++)
+				m->touched[w->va - m->va + b] = 1;
+			break;
+		}
+	}
+}
+
+/* ====================================================== the run */
+
+static void rc_rx(u32 node, const struct mrc_pkt *p, const u8 *payload,
+		  bool ce)
+{
+	u32 i;
+
+	for (i = 0; i < rc_n; i++) {
+		if (rc[i].req.node == node && rc[i].req.qpn == p->dst_qpn) {
+			ep_on_pkt(&rc[i].req, p, payload, ce);
+			return;
+		}
+		if (rc[i].rsp.node == node && rc[i].rsp.qpn == p->dst_qpn) {
+			ep_on_pkt(&rc[i].rsp, p, payload, ce);
+			return;
+		}
+	}
+	sim_fail("packet for unknown qp %u on node %u", p->dst_qpn, node);
+}
+
+static void rc_check(void)
+{
+	u32 i;
+
+	for (i = 0; i < rc_n; i++) {
+		ep_check(&rc[i].req);
+		ep_check(&rc[i].rsp);
+		SIM_CHECK(rc[i].r->nheld <= MRC_HELD_MAX &&
+			  rc[i].r->nheld == rc[i].nheld,
+			  "held packets: engine %u, environment %u",
+			  rc[i].r->nheld, rc[i].nheld);
+		SIM_CHECK(mrc_rspq_len(&rc[i].r->rspq) <= rc[i].rd_atomic,
+			  "READ/atomic queue %u > max_dest_rd_atomic %u",
+			  mrc_rspq_len(&rc[i].r->rspq), rc[i].rd_atomic);
+	}
+}
+
+static bool rc_quiet(void)
+{
+	u32 i;
+
+	for (i = 0; i < rc_n; i++) {
+		struct rc_conn *c = &rc[i];
+
+		if (c->done_wr != c->nwr)
+			return false;
+		/* the responder's responses are all acknowledged */
+		if (!c->req_err && !c->rsp_err &&
+		    mrc_sb_outstanding(&c->rsp.sb))
+			return false;
+	}
+	return true;
+}
+
+static void rc_free_life(struct rc_conn *c)
+{
+	u32 i;
+
+	if (c->wr)
+		for (i = 0; i < c->nwr; i++) {
+			free(c->wr[i].data);
+			free(c->wr[i].got);
+		}
+	free(c->wr);
+	c->wr = NULL;
+	free(c->atomic_execs);
+	c->atomic_execs = NULL;
+	for (i = 0; i < RC_RQ_MAX; i++) {
+		free(c->rq[i].buf);
+		c->rq[i].buf = NULL;
+	}
+	for (i = 0; i < MRC_RSLOTS; i++) {
+		free(c->slot[i].buf);
+		c->slot[i].buf = NULL;
+	}
+}
+
+static void rc_cleanup(void)
+{
+	u32 i, k;
+
+	for (i = 0; i < rc_n; i++) {
+		struct rc_conn *c = &rc[i];
+
+		if (c->r) {
+			/* held packets belong to us: the reset releases them */
+			mrc_resp_reset(c->r, &c->env);
+			free(c->r);
+		}
+		ep_free(&c->req);
+		ep_free(&c->rsp);
+		rc_free_life(c);
+		for (k = 0; k < RC_NMR; k++) {
+			free(c->mr[k].mem);
+			free(c->mr[k].model);
+			free(c->mr[k].touched);
+		}
+		for (k = 0; k < MRC_TIMER_MAX; k++)
+			timer_cancel(&c->etimer[k]);
+	}
+	free(rc);
+	rc = NULL;
+	rc_n = 0;
+	free(rc_cur_h);
+	rc_cur_h = NULL;
+}
+
+static void rc_kick(void *arg, u64 x)
+{
+	struct rc_conn *c = arg;
+
+	if (x == c->life)
+		ep_pump(&c->req);
+}
+
+/* Fault: the responder's application deregisters an MR mid-run. */
+static void rc_dereg_ev(void *arg, u64 x)
+{
+	struct rc_conn *c = arg;
+
+	if (x != c->life || c->rsp_err)
+		return;
+	c->mr[c->dereg_mr].valid = false;
+	c->dereg_done = true;
+	COV(f_dereg);
+}
+
+/* Fault: an application moves its QP to error mid-run. */
+static void rc_qperr_ev(void *arg, u64 x)
+{
+	struct rc_conn *c = arg;
+
+	if ((x >> 1) != c->life)
+		return;
+	COV(f_qp_err);
+	if (x & 1) {
+		if (!c->rsp_err) {
+			c->rsp_err = true;
+			c->flush_pending = true;
+			rc_after_engine(c);
+		}
+	} else if (!c->req_err) {
+		req_complete(c);
+		ep_error(&c->req, 0, 0);
+	}
+}
+
+/* One life of every connection: set up, run, check. */
+static void rc_life(u32 nwr)
+{
+	u32 i, k, b;
+
+	for (i = 0; i < rc_n; i++) {
+		struct rc_conn *c = &rc[i];
+		u32 isn_q = (u32)rng_next(&W.rng), isn_s = (u32)rng_next(&W.rng);
+		u32 np = rng_range(&W.rng, 1, 8);
+		u32 life = c->life;
+
+		if (!rng_below(&W.rng, 4))
+			isn_q = 0u - (u32)rng_below(&W.rng, 300);
+		c->req.life = c->rsp.life = life;
+		ep_init(&c->req, c->req.node, c->rsp.node, c->req.qpn,
+			c->rsp.qpn, isn_q, isn_s, np, &req_ops, c);
+		ep_init(&c->rsp, c->rsp.node, c->req.node, c->rsp.qpn,
+			c->req.qpn, isn_s, isn_q, np, &rsp_ops, c);
+		c->req.peer = &c->rsp;
+		c->rsp.peer = &c->req;
+		c->req.stale_ok = c->rsp.stale_ok = life > 0;
+		mrc_resp_reset(c->r, &c->env);
+		mrc_resp_start(c->r, &c->env, isn_q, MRC_ACK_EVERY_DEFAULT,
+			       MRC_ACK_EVERY_HOLE);
+		c->r->cfg.dest_qpn = c->req.qpn;
+		c->r->cfg.max_dest_rd_atomic = c->rd_atomic;
+		c->r->cfg.npaths = np;
+		c->r->cfg.qp_access = MRC_ACC_REMOTE_WRITE |
+				      MRC_ACC_REMOTE_READ |
+				      MRC_ACC_REMOTE_ATOMIC;
+		c->r->cfg.min_rnr_timer = 1;
+		c->rsp.rxp = &c->r->rx;
+		c->rsp.checked_cum = isn_q;
+		c->req_err = c->rsp_err = c->flush_pending = false;
+		c->next_wr = c->cur_wr = c->done_wr = c->ok_wr = 0;
+		c->cur_busy = false;
+		c->rq_posted = c->rq_popped = c->rq_done = 0;
+		c->rq_hold_until = 0;
+		c->dereg_done = false;
+		for (k = 0; k < MRC_RSLOTS; k++)
+			c->slot[k].buf = NULL;
+		/* the model starts from what memory holds now */
+		for (k = 0; k < RC_NMR; k++) {
+			memcpy(c->mr[k].model, c->mr[k].mem, c->mr[k].len);
+			memset(c->mr[k].touched, 0, c->mr[k].len);
+		}
+		rc_gen(c, nwr);
+		rc_reference(c);
+		for (k = 0; k < 8 + rng_below(&W.rng, 40); k++)
+			rc_post_recv(c);
+		if (W.f.rnr_ppm && rng_below(&W.rng, 2))
+			c->rq_hold_until = W.now + rng_range(&W.rng, 100, 3000);
+		sim_at(rng_below(&W.rng, 100), rc_kick, c, life);
+		if (W.f.dereg) {
+			c->dereg_mr = rng_below(&W.rng, RC_NMR);
+			sim_at(rng_range(&W.rng, 10, 5000), rc_dereg_ev, c, life);
+		}
+		if (W.f.qp_err)
+			sim_at(rng_range(&W.rng, 10, 5000), rc_qperr_ev, c,
+			       (u64)life << 1 | rng_below(&W.rng, 2));
+	}
+	if (!sim_run_until(rc_quiet, W.end_by) || !rc_quiet()) {
+		for (i = 0; i < rc_n; i++) {
+			struct rc_conn *c = &rc[i];
+
+			if (c->done_wr != c->nwr)
+				sim_fail("hang: qp %u completed %u of %u WRs "
+					 "(posted %u; una %u nxt %u nlost %u; "
+					 "responder cum %u rspq %u held %u; "
+					 "errors %d/%d)", c->req.qpn, c->done_wr,
+					 c->nwr, c->next_wr,
+					 c->req.sb.una - c->req.isn_tx,
+					 c->req.sb.nxt - c->req.isn_tx,
+					 c->req.sb.nlost,
+					 c->r->rx.cum - c->req.isn_tx,
+					 mrc_rspq_len(&c->r->rspq), c->nheld,
+					 c->req_err, c->rsp_err);
+		}
+		sim_fail("hang: responses never acknowledged");
+	}
+	/* the end: memory against the reference */
+	for (i = 0; i < rc_n; i++) {
+		struct rc_conn *c = &rc[i];
+		bool err = c->req_err || c->rsp_err;
+
+		if (err)
+			SIM_CHECK(W.f.dereg || W.f.qp_err || c->strict,
+				  "qp %u: error in a run without error faults",
+				  c->req.qpn);
+		/* bytes written by WRs after the successful prefix: unknown */
+		for (k = 0; k < RC_NMR; k++)
+			memset(c->mr[k].touched, 0, c->mr[k].len);
+		for (k = c->ok_wr; err && k < c->nwr; k++) {
+			struct rc_wr *w = &c->wr[k];
+
+			if (w->kind == WR_WRITE || w->kind == WR_WRITE_IMM ||
+			    w->kind == WR_CAS || w->kind == WR_FAA)
+				memset(c->mr[w->mr].touched +
+				       (w->va - c->mr[w->mr].va), 1, w->len);
+		}
+		for (k = 0; k < RC_NMR; k++) {
+			struct rc_mr *m = &c->mr[k];
+
+			for (b = 0; b < m->len; b++)
+				if (!m->touched[b] && m->mem[b] != m->model[b])
+					sim_fail("qp %u: MR %u byte %u (va %llx) is "
+						 "%02x, the reference says %02x%s",
+						 c->rsp.qpn, k, b,
+						 (unsigned long long)(m->va + b),
+						 m->mem[b], m->model[b],
+						 err ? " (QP errored)" : "");
+		}
+		if (!err) {
+			SIM_CHECK(c->rq_done == c->nrmsg,
+				  "qp %u: %u receive completions, %u messages",
+				  c->rsp.qpn, c->rq_done, c->nrmsg);
+			SIM_CHECK(c->ok_wr == c->nwr, "qp %u: %u of %u WRs ok",
+				  c->req.qpn, c->ok_wr, c->nwr);
+		}
+		/* the next life continues from what memory holds */
+		for (k = 0; k < RC_NMR; k++)
+			memcpy(c->mr[k].model, c->mr[k].mem, c->mr[k].len);
+	}
+}
+
 void scn_rc(void)
 {
+	u32 nconn = rng_range(&W.rng, 1, RC_MAX_CONN), i, k, lives;
+	u32 nwr = W.o->ops ? W.o->ops : rng_range(&W.rng, 20, 400);
+
+	if (nwr > RC_MAX_WR)
+		nwr = RC_MAX_WR;
+	rc_n = nconn;
+	rc = calloc(rc_n, sizeof(*rc));
+	if (!rc)
+		abort();
+	W.cleanup = rc_cleanup;
+	W.rx = rc_rx;
+	for (i = 0; i < rc_n; i++) {
+		struct rc_conn *c = &rc[i];
+		u32 a = rng_below(&W.rng, W.fab.nodes), b;
+
+		do {
+			b = rng_below(&W.rng, W.fab.nodes);
+		} while (b == a);
+		c->req.node = a;
+		c->rsp.node = b;
+		c->req.qpn = 200 + 2 * i;
+		c->rsp.qpn = 201 + 2 * i;
+		c->r = calloc(1, sizeof(*c->r));
+		if (!c->r)
+			abort();
+		c->env.ops = &rc_env_ops;
+		c->env.ctx = c;
+		c->sq_depth = rng_range(&W.rng, 1, 48);
+		c->rd_atomic = rng_range(&W.rng, 1, MRC_RSPQ_SLOTS);
+		c->strict = W.o->strict;
+		for (k = 0; k < MRC_TIMER_MAX; k++)
+			timer_init(&c->etimer[k], rc_etimer_fn, &c->etimer[k]);
+		for (k = 0; k < RC_NMR; k++) {
+			struct rc_mr *m = &c->mr[k];
+
+			m->len = 8 * rng_range(&W.rng, 64, 1024);
+			m->va = ((u64)(k + 1) << 32) + 8 * rng_below(&W.rng, 1024);
+			m->rkey = (u32)rng_next(&W.rng) | 1;
+			m->access = MRC_ACC_REMOTE_WRITE | MRC_ACC_REMOTE_READ |
+				    MRC_ACC_REMOTE_ATOMIC;
+			m->valid = true;
+			m->mem = malloc(m->len);
+			m->model = malloc(m->len);
+			m->touched = malloc(m->len);
+			if (!m->mem || !m->model || !m->touched)
+				abort();
+			rc_fill(m->mem, m->len);
+		}
+	}
+	lives = W.f.reset ? 2 : 1;
+	snprintf(W.what, sizeof(W.what),
+		 "rc: %u qps x %u WRs x %u lives, mtu %u, faults %s%s%s%s%s",
+		 nconn, nwr, lives, ep_mtu,
+		 W.f.loss_ppm || W.f.burst_ppm ? "loss " : "",
+		 W.f.reorder_ppm ? "reorder " : "", W.f.dup_ppm ? "dup " : "",
+		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr" : "");
+	W.step_check = rc_check;
+	for (i = 0; i < lives; i++) {
+		if (i) {
+			COV(f_reset);
+			W.reset_done = true;
+			for (k = 0; k < rc_n; k++) {
+				rc_free_life(&rc[k]);
+				rc[k].life++;
+				for (u32 m = 0; m < RC_NMR; m++)
+					rc[k].mr[m].valid = true;
+			}
+		}
+		rc_life(nwr);
+	}
+}
+
+/* Coverage of the responder engine's states and transitions. */
+void rc_coverage(void)
+{
+	/* every transition the engine's loop can take (responder.c) */
+	static const u8 edges[][2] = {
+		{ MRC_RESP_CHECK_ACCESS, MRC_RESP_NAK },
+		{ MRC_RESP_CHECK_ACCESS, MRC_RESP_CLASSIFY },
+		{ MRC_RESP_CLASSIFY, MRC_RESP_DISPATCH },
+		{ MRC_RESP_CLASSIFY, MRC_RESP_ACK },
+		{ MRC_RESP_DISPATCH, MRC_RESP_PLACE_SEND },
+		{ MRC_RESP_DISPATCH, MRC_RESP_PLACE_WRITE },
+		{ MRC_RESP_DISPATCH, MRC_RESP_QUEUE_RSP },
+		{ MRC_RESP_DISPATCH, MRC_RESP_PLACE_RESP },
+		{ MRC_RESP_DISPATCH, MRC_RESP_NAK },
+		{ MRC_RESP_PLACE_SEND, MRC_RESP_COMMIT },
+		{ MRC_RESP_PLACE_SEND, MRC_RESP_NAK },
+		{ MRC_RESP_PLACE_SEND, MRC_RESP_ACK },
+		{ MRC_RESP_PLACE_WRITE, MRC_RESP_COMMIT },
+		{ MRC_RESP_PLACE_WRITE, MRC_RESP_HOLD },
+		{ MRC_RESP_PLACE_WRITE, MRC_RESP_NAK },
+		{ MRC_RESP_PLACE_WRITE, MRC_RESP_ACK },
+		{ MRC_RESP_HOLD, MRC_RESP_COMMIT },
+		{ MRC_RESP_HOLD, MRC_RESP_ACK },
+		{ MRC_RESP_QUEUE_RSP, MRC_RESP_COMMIT },
+		{ MRC_RESP_QUEUE_RSP, MRC_RESP_NAK },
+		{ MRC_RESP_PLACE_RESP, MRC_RESP_COMMIT },
+		{ MRC_RESP_PLACE_RESP, MRC_RESP_ACK },
+		{ MRC_RESP_COMMIT, MRC_RESP_ACK },
+		{ MRC_RESP_COMMIT, MRC_RESP_RUN_HELD },
+		{ MRC_RESP_COMMIT, MRC_RESP_COMPLETE },
+		{ MRC_RESP_RUN_HELD, MRC_RESP_COMPLETE },
+		{ MRC_RESP_COMPLETE, MRC_RESP_NAK },
+		{ MRC_RESP_COMPLETE, MRC_RESP_ACK },
+		{ MRC_RESP_NAK, MRC_RESP_DONE },
+		{ MRC_RESP_ACK, MRC_RESP_DONE },
+	};
+	u32 i, j, n = 0;
+	bool known;
+
+	printf("responder engine transitions (from -> to: count):\n");
+	for (i = 0; i < ARRAY_SIZE(edges); i++)
+		printf("  %-13s -> %-13s %12llu\n",
+		       mrc_resp_state_name(edges[i][0]),
+		       mrc_resp_state_name(edges[i][1]),
+		       (unsigned long long)rc_trans[edges[i][0]][edges[i][1]]);
+	for (i = 0; i < MRC_RESP_NSTATES; i++)
+		for (j = 0; j < MRC_RESP_NSTATES; j++) {
+			if (!rc_trans[i][j])
+				continue;
+			known = false;
+			for (n = 0; n < ARRAY_SIZE(edges); n++)
+				if (edges[n][0] == i && edges[n][1] == j)
+					known = true;
+			if (!known)
+				printf("  %-13s -> %-13s %12llu (not in the "
+				       "table)\n", mrc_resp_state_name(i),
+				       mrc_resp_state_name(j),
+				       (unsigned long long)rc_trans[i][j]);
+		}
+	printf("responder transitions unreached:");
+	for (n = 0, i = 0; i < ARRAY_SIZE(edges); i++)
+		if (!rc_trans[edges[i][0]][edges[i][1]]) {
+			printf(" %s->%s", mrc_resp_state_name(edges[i][0]),
+			       mrc_resp_state_name(edges[i][1]));
+			n++;
+		}
+	printf("%s\n", n ? "" : " none");
+}
+
+#else /* !SIM_HAVE_RESP */
+
+void scn_rc(void)
+{
+	/* the responder engine is not in kernel/core yet */
+	snprintf(W.what, sizeof(W.what), "rc: skipped (no core responder)");
 	scn_stream();
 }
+
+void rc_coverage(void)
+{
+}
+
+#endif

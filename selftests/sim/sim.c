@@ -33,7 +33,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: sim [--seeds N] [--seed S] [--scenario stream|rc|all]\n"
-		"           [--faults SPEC] [--ops N] [--coverage] [--quiet] [-v]\n"
+		"           [--faults SPEC] [--ops N] [--coverage] [--strict] [--quiet] [-v]\n"
 		"SPEC: all (default: each fault on in some runs), none, or a\n"
 		"      list of loss,burst,reorder,dup,corrupt,blackhole,flap,\n"
 		"      spike,rnr,dereg,qperr,reset,spurious\n");
@@ -92,8 +92,8 @@ static int run_one(const struct sim_opts *o)
 		       failed ? "\n  " : "", failed ? sim_fail_msg : "");
 	if (failed)
 		printf("  replay: selftests/sim/sim --seed %llu --scenario %s "
-		       "--faults %s --ops %u\n", (unsigned long long)o->seed,
-		       scn, o->faults, o->ops);
+		       "--faults %s --ops %u%s\n", (unsigned long long)o->seed,
+		       scn, o->faults, o->ops, o->strict ? " --strict" : "");
 	if (W.cleanup)
 		W.cleanup();
 	W.step_check = NULL;
@@ -111,6 +111,7 @@ int main(int argc, char **argv)
 		{ "ops", required_argument, 0, 'o' },
 		{ "coverage", no_argument, 0, 'C' },
 		{ "quiet", no_argument, 0, 'q' },
+		{ "strict", no_argument, 0, 'S' },
 		{ "verbose", no_argument, 0, 'v' },
 		{ 0 }
 	};
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
 		case 'o': o.ops = strtoul(optarg, NULL, 0); break;
 		case 'C': coverage = true; break;
 		case 'q': quiet = true; break;
+		case 'S': o.strict = true; break;
 		case 'v': o.verbose++; break;
 		default: usage();
 		}
@@ -173,6 +175,7 @@ int main(int argc, char **argv)
 				n++;
 			}
 		printf("%s\n", n ? "" : " none");
+		rc_coverage();
 	}
 	printf("%llu passed, %llu failed\n", (unsigned long long)pass,
 	       (unsigned long long)fail);

@@ -229,6 +229,8 @@ struct sim_opts {
 	const char *faults;	/* spec */
 	const char *scenario;	/* "stream", "rc" */
 	u32 ops;		/* WRs (rc) or packets (stream) per run */
+	bool strict;		/* rc: no WR overlaps an unexecuted READ/atomic
+				   by avoidance; check IB order strictly */
 	int verbose;
 };
 
@@ -265,5 +267,7 @@ bool sim_run_until(bool (*done)(void), u64 until);
 /* Scenarios: set up, run, check. Return 0 (pass) or sim_fail(). */
 void scn_stream(void);
 void scn_rc(void);
+/* Print the responder engine's transition coverage. */
+void rc_coverage(void);
 
 #endif /* SIM_H */

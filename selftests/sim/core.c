@@ -181,6 +181,24 @@ static void ev_clear(void)
 	}
 }
 
+void fab_drop_inflight(void)
+{
+	size_t i, n = heap_n;
+	struct sim_ev *old = malloc(n * sizeof(*old) + 1);
+
+	if (!old)
+		abort();
+	memcpy(old, heap, n * sizeof(*old));
+	heap_n = 0;
+	for (i = 0; i < n; i++) {
+		if (old[i].fn == deliver_ev)
+			free(old[i].arg);
+		else
+			ev_push(old[i].when, old[i].fn, old[i].arg, old[i].x);
+	}
+	free(old);
+}
+
 bool sim_run_until(bool (*done)(void), u64 until)
 {
 	while (heap_n && !(done && done())) {
@@ -258,6 +276,10 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 			f->qp_err = 1;
 		else if (!strcmp(tok, "reset"))
 			f->reset = 1;
+		else if (!strcmp(tok, "stale"))
+			f->stale = 1;
+		else if (!strcmp(tok, "access"))
+			f->access = 1;
 		else if (!strcmp(tok, "spurious"))
 			f->spurious_ppm = rng_range(r, 1000, 20000);
 		else
@@ -290,6 +312,7 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 		f->dereg = !rng_below(r, 8);
 		f->qp_err = !rng_below(r, 8);
 		f->reset = !rng_below(r, 4);
+		f->access = !rng_below(r, 16);
 		if (rng_below(r, 2))
 			f->spurious_ppm = rng_range(r, 1000, 20000);
 	}

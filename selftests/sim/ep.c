@@ -42,6 +42,11 @@ void ep_init(struct ep *e, u32 node, u32 peer_node, u32 qpn, u32 peer_qpn,
 	mrc_path_cfg_default(&cfg);
 	cfg.npaths = npaths;
 	cfg.seed = (u32)rng_next(&W.rng);
+	/* window bounds: the defaults, or small ones now and then */
+	if (!rng_below(&W.rng, 4)) {
+		cfg.max_cwnd = rng_range(&W.rng, 2, 64);
+		cfg.init_cwnd = rng_range(&W.rng, 1, cfg.max_cwnd);
+	}
 	mrc_paths_init(&e->paths, &cfg);
 	timer_init(&e->rto, ep_rto_fn, e);
 	timer_init(&e->ackt, ep_ackt_fn, e);
@@ -244,6 +249,11 @@ static void ep_rnrt_fn(void *arg)
 static void ep_giveup(struct ep *e)
 {
 	COV(giveup);
+	if (W.o->verbose > 1)
+		printf("t=%llu qp %u gives up: una %u nxt %u nlost %u rnr %llu "
+		       "peer errored %d\n", (unsigned long long)W.now, e->qpn,
+		       e->sb.una - e->isn_tx, e->sb.nxt - e->isn_tx, e->sb.nlost,
+		       (unsigned long long)e->rnr_until, e->peer->errored);
 	SIM_CHECK(e->peer->errored || e->stale_ok,
 		  "qp %u: no progress for %u us although its peer is alive "
 		  "(una %u nxt %u nlost %u)", e->qpn, EP_GIVEUP_US, e->sb.una,

@@ -52,6 +52,7 @@ struct rc_wr {
 	u32 sent;		/* bytes (or 1 packet) handed to the ep */
 	u32 rcvd;		/* READ bytes / atomic responses received */
 	bool posted, done;
+	bool fence;		/* IB_SEND_FENCE: after earlier READ/atomics */
 	u8 status;
 };
 
@@ -107,6 +108,8 @@ struct rc_conn {
 	int mr_refs;
 	u32 nheld;
 	bool in_exec;
+	bool in_rx;
+	u32 wr_bytes;		/* mr_write bytes during one packet */
 	u32 exec_psn;
 	u8 *atomic_execs;	/* per WR */
 	u32 life;
@@ -195,6 +198,7 @@ static int env_mr_write(void *ctx, void *mr, u64 va,
 	struct rc_mr *m = mr;
 
 	rc_placing(c, m, va, len, "WRITE");
+	c->wr_bytes += len;
 	memcpy(m->mem + (va - m->va), src_bytes(c, src), len);
 	return MRC_COPY_OK;
 }
@@ -330,7 +334,8 @@ static int env_post_rcqe(void *ctx, const struct mrc_rcqe *cq)
 		SIM_CHECK(c->rsp_err || cq->status != MRC_WC_WR_FLUSH_ERR,
 			  "flush completion while the QP is up");
 		if (cq->status != MRC_WC_WR_FLUSH_ERR)
-			SIM_CHECK(c->req_err || W.f.dereg || W.f.qp_err,
+			SIM_CHECK(c->req_err || W.f.dereg || W.f.qp_err ||
+				  W.f.access,
 				  "receive completion %u status %u in a run "
 				  "without errors", k, cq->status);
 		goto out;
@@ -411,6 +416,8 @@ static void env_release(void *ctx, const void *pkt)
 
 	SIM_CHECK(c->nheld > 0, "release of a packet never held");
 	c->nheld--;
+	if (c->in_rx && !c->rsp_err)
+		COV(resp_deferred_run);
 	free((void *)pkt);
 }
 
@@ -566,7 +573,10 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	memcpy(h->buf + p->hdr_len, payload, p->payload_len);
 	v0 = mrc_rx_check(&c->r->rx, p->psn);
 	rc_cur_h = h;
+	c->in_rx = true;
+	c->wr_bytes = 0;
 	ret = mrc_resp_rx(c->r, &c->env, p, h, ce);
+	c->in_rx = false;
 	rc_cur_h = NULL;
 	v1 = mrc_rx_check(&c->r->rx, p->psn);
 	if (v0 == MRC_RX_NEW && v1 == MRC_RX_DUP)
@@ -579,6 +589,16 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 			COV(resp_held);
 		else
 			COV(resp_placed);
+		/* a WRITE clipped by later WRITEs that overtook it */
+		if (v1 == MRC_RX_DUP && !(ret & MRC_RESP_HELD) &&
+		    (p->opcode == MRC_OP_WRITE ||
+		     p->opcode == MRC_OP_WRITE_IMM) && p->payload_len &&
+		    c->wr_bytes < p->payload_len) {
+			if (c->wr_bytes)
+				COV(resp_wo_split);
+			else
+				COV(resp_wo_skip);
+		}
 	}
 	if (ret & MRC_RESP_HELD)
 		c->nheld++;
@@ -731,6 +751,8 @@ static int req_next(struct ep *e, struct mrc_pkt *p, u8 *payload)
 			return 0;
 		w = &c->wr[c->next_wr];
 		if (wr_is_rdat(w) && rc_outstanding_rdat(c) >= c->rd_atomic)
+			return 0;
+		if (w->fence && rc_outstanding_rdat(c))
 			return 0;
 		c->cur_wr = c->next_wr++;
 		c->cur_busy = true;
@@ -924,7 +946,7 @@ static void req_nak(struct ep *e, u8 syn, u32 psn)
 {
 	struct rc_conn *c = conn_of_ep(e);
 
-	if (!(W.f.dereg || W.f.qp_err || c->strict)) {
+	if (!(W.f.dereg || W.f.qp_err || W.f.access || c->strict)) {
 		u32 i, n = 0;
 		char why[160] = "";
 
@@ -1073,6 +1095,12 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 			    w->kind == WR_SEND_IMM || w->kind == WR_SEND_INV ||
 			    !rc_conflicts(c, i, w->mr, w->va, w->len))
 				break;
+			/* IB: a later write may pass an unfenced READ/atomic */
+			if (rng_below(&W.rng, 2)) {
+				w->fence = true;
+				COV(req_fence);
+				break;
+			}
 		}
 		if (tries == 20) {
 			w->kind = WR_SEND;
@@ -1084,16 +1112,16 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 			    alive[c->wr[i - 1].mr])
 				w->mr = c->wr[i - 1].mr;
 			/*
-			 * Unless --strict: no READ/atomic of that MR may still
-			 * be queued at the responder (finding: the invalidation
-			 * at the SEND's completion does not wait for them).
+			 * A READ/atomic of that MR may still be queued at the
+			 * responder: fence (IB lets the SEND pass it, and
+			 * invalidate under it, otherwise). --strict: no fence.
 			 */
-			if (rc_rdat_pending(c, i, w->mr))
-				w->kind = WR_SEND;
-			else {
-				alive[w->mr] = 0;
-				nalive--;
+			if (rc_rdat_pending(c, i, w->mr)) {
+				w->fence = true;
+				COV(req_fence);
 			}
+			alive[w->mr] = 0;
+			nalive--;
 		}
 		w->imm = (u32)rng_next(&W.rng);
 		w->data = malloc(w->len + 8);
@@ -1338,6 +1366,12 @@ static void rc_life(u32 nwr)
 		c->r->cfg.qp_access = MRC_ACC_REMOTE_WRITE |
 				      MRC_ACC_REMOTE_READ |
 				      MRC_ACC_REMOTE_ATOMIC;
+		/* fault: the QP lacks a right its peer will use */
+		if (W.f.access) {
+			c->r->cfg.qp_access &= ~(MRC_ACC_REMOTE_WRITE <<
+						 rng_below(&W.rng, 3));
+			COV(f_access);
+		}
 		c->r->cfg.min_rnr_timer = 1;
 		c->rsp.rxp = &c->r->rx;
 		c->rsp.checked_cum = isn_q;
@@ -1394,7 +1428,7 @@ static void rc_life(u32 nwr)
 		bool err = c->req_err || c->rsp_err;
 
 		if (err)
-			SIM_CHECK(W.f.dereg || W.f.qp_err || c->strict,
+			SIM_CHECK(W.f.dereg || W.f.qp_err || W.f.access || c->strict,
 				  "qp %u: error in a run without error faults",
 				  c->req.qpn);
 		/* bytes written by WRs after the successful prefix: unknown */
@@ -1462,7 +1496,7 @@ void scn_rc(void)
 			abort();
 		c->env.ops = &rc_env_ops;
 		c->env.ctx = c;
-		c->sq_depth = rng_range(&W.rng, 1, 48);
+		c->sq_depth = rng_range(&W.rng, 1, 64);
 		c->rd_atomic = rng_range(&W.rng, 1, MRC_RSPQ_SLOTS);
 		c->strict = W.o->strict;
 		for (k = 0; k < MRC_TIMER_MAX; k++)
@@ -1486,16 +1520,25 @@ void scn_rc(void)
 	}
 	lives = W.f.reset ? 2 : 1;
 	snprintf(W.what, sizeof(W.what),
-		 "rc: %u qps x %u WRs x %u lives, mtu %u, faults %s%s%s%s%s",
+		 "rc: %u qps x %u WRs x %u lives, mtu %u, faults %s%s%s%s%s%s",
 		 nconn, nwr, lives, ep_mtu,
 		 W.f.loss_ppm || W.f.burst_ppm ? "loss " : "",
 		 W.f.reorder_ppm ? "reorder " : "", W.f.dup_ppm ? "dup " : "",
-		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr" : "");
+		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr " : "",
+		 W.f.access ? "access" : "");
 	W.step_check = rc_check;
 	for (i = 0; i < lives; i++) {
 		if (i) {
 			COV(f_reset);
 			W.reset_done = true;
+			/*
+			 * Unless "stale": the application resets once the old
+			 * life's packets are gone. (With them in flight, one
+			 * stale packet poisons the receiver's per-path report
+			 * and the new sender refuses every ACK: a finding.)
+			 */
+			if (!W.f.stale)
+				fab_drop_inflight();
 			for (k = 0; k < rc_n; k++) {
 				rc_free_life(&rc[k]);
 				rc[k].life++;

@@ -4,7 +4,8 @@
  *
  *   sim [--seeds N] [--seed S] [--scenario stream|rc|all]
  *       [--faults all|none|loss,burst,reorder,dup,corrupt,blackhole,
- *                 flap,spike,rnr,dereg,qperr,reset,spurious]
+ *                 flap,spike,rnr,dereg,qperr,reset,spurious,access,
+ *                 stale]
  *       [--ops N] [--coverage] [--quiet] [-v]
  *
  * Runs seeds S, S+1, ..., S+N-1 (S defaults to 1). Each run is fully
@@ -33,10 +34,11 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: sim [--seeds N] [--seed S] [--scenario stream|rc|all]\n"
-		"           [--faults SPEC] [--ops N] [--coverage] [--strict] [--quiet] [-v]\n"
+		"           [--faults SPEC] [--ops N] [--coverage] [--strict]\n"
+		"           [--first-fail] [--quiet] [-v]\n"
 		"SPEC: all (default: each fault on in some runs), none, or a\n"
 		"      list of loss,burst,reorder,dup,corrupt,blackhole,flap,\n"
-		"      spike,rnr,dereg,qperr,reset,spurious\n");
+		"      spike,rnr,dereg,qperr,reset,spurious,access,stale\n");
 	exit(2);
 }
 
@@ -64,7 +66,7 @@ static int run_one(const struct sim_opts *o)
 	W.fab.nodes = rng_range(&W.rng, 2, SIM_MAX_NODES);
 	W.fab.prop_us = rng_range(&W.rng, 1, 50);
 	W.fab.ns_per_byte = rng_range(&W.rng, 1, 8);	/* 1..8 Gb/s */
-	W.fab.cap_bytes = rng_range(&W.rng, 16, 512) * 1024;
+	W.fab.cap_bytes = rng_range(&W.rng, 4, 512) * 1024;
 	W.fab.ecn_bytes = W.fab.cap_bytes / rng_range(&W.rng, 2, 16);
 	for (u32 a = 0; a < SIM_MAX_NODES; a++)
 		for (u32 b = 0; b < SIM_MAX_NODES; b++)
@@ -112,13 +114,14 @@ int main(int argc, char **argv)
 		{ "coverage", no_argument, 0, 'C' },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "strict", no_argument, 0, 'S' },
+		{ "first-fail", no_argument, 0, 'F' },
 		{ "verbose", no_argument, 0, 'v' },
 		{ 0 }
 	};
 	struct sim_opts o = { .seed = 1, .faults = "all", .scenario = "all" };
 	u64 nseeds = 1, i, pass = 0, fail = 0, ops = 0, steps = 0, pkts = 0;
 	u64 simus = 0;
-	bool coverage = false, quiet = false;
+	bool coverage = false, quiet = false, first_fail = false;
 	struct timespec t0, t1;
 	int c;
 
@@ -132,6 +135,7 @@ int main(int argc, char **argv)
 		case 'C': coverage = true; break;
 		case 'q': quiet = true; break;
 		case 'S': o.strict = true; break;
+		case 'F': first_fail = true; break;
 		case 'v': o.verbose++; break;
 		default: usage();
 		}
@@ -152,6 +156,10 @@ int main(int argc, char **argv)
 		steps += W.steps;
 		pkts += W.pkts;
 		simus += W.now;
+		if (fail && first_fail) {
+			nseeds = i + 1;
+			break;
+		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!quiet)

@@ -97,6 +97,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(f_qp_err, "fault: QP moved to error by the app") \
 	X(f_reset, "fault: QP reset and reused") \
 	X(f_spurious_retx, "fault: requester resends an acked PSN") \
+	X(f_access, "fault: QP without a remote access right") \
 	X(resp_placed, "responder: packet placed") \
 	X(resp_drop, "responder: packet left uncommitted") \
 	X(resp_held, "responder: WRITE last packet held") \
@@ -115,6 +116,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(req_cqe_err, "requester: error completion") \
 	X(req_flush, "requester: flushed WR") \
 	X(req_rnr_retry, "requester: RNR retry") \
+	X(req_fence, "requester: fenced WR (after READ/atomics)") \
 	X(op_write, "op: WRITE") \
 	X(op_write_imm, "op: WRITE_IMM") \
 	X(op_send, "op: SEND") \
@@ -175,6 +177,8 @@ struct sim_faults {
 	u32 qp_err;		/* runs: move a QP to error mid-run */
 	u32 reset;		/* runs: reset the QPs and run a second life */
 	u32 spurious_ppm;	/* requester resends an already acked PSN */
+	u32 access;		/* runs: the responder QP lacks a remote right */
+	u32 stale;		/* reset: the old life's packets stay in flight */
 };
 
 /* Named fault mixes for --faults (comma separated, "all", "none"). */
@@ -229,8 +233,9 @@ struct sim_opts {
 	const char *faults;	/* spec */
 	const char *scenario;	/* "stream", "rc" */
 	u32 ops;		/* WRs (rc) or packets (stream) per run */
-	bool strict;		/* rc: no WR overlaps an unexecuted READ/atomic
-				   by avoidance; check IB order strictly */
+	bool strict;		/* rc: no fences: a later WRITE/atomic/SEND_INV
+				   may pass a READ/atomic, as IB allows, but
+				   the reference is strict PSN order */
 	int verbose;
 };
 
@@ -257,6 +262,9 @@ extern struct sim_world W;
 /* Serialise @p + @payload and send from @src to @dst with @sport. */
 void fab_send(u32 src, u32 dst, u16 sport, const struct mrc_pkt *p,
 	      const void *payload);
+
+/* Drop every packet in flight (a quiet network). */
+void fab_drop_inflight(void);
 
 /* Drop pending events, free the queue (end of a run). */
 void sim_world_end(void);

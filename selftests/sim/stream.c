@@ -168,7 +168,7 @@ static void st_kick(void *arg, u64 x)
 void scn_stream(void)
 {
 	u32 nconn = rng_range(&W.rng, 1, ST_MAX_QP / 2), c, i;
-	u32 npkts = W.o->ops ? W.o->ops : rng_range(&W.rng, 50, 3000);
+	u32 npkts = W.o->ops ? W.o->ops : rng_range(&W.rng, 50, 1500);
 
 	st_n = 2 * nconn;
 	st = calloc(st_n, sizeof(*st));

@@ -124,7 +124,7 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 		 * sent: a stale or forged one must not place our PSN space.
 		 */
 		if (a->syndrome == MRC_SYN_ACK &&
-		    mrc_rspq_len(&s->rspq)) {
+		    mrc_rspq_len(&s->resp.rspq)) {
 			mrc_sb_init(&s->sb, a->cum_psn, 0,
 				    MRC_DUPTHRESH_DEFAULT);
 			s->anchored = true;
@@ -201,8 +201,8 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
  * A READ_RESP or ATOMIC_RESP (new in the incoming PSN space): place it
  * into the local SGEs of its WQE. Returns 0 to commit it.
  */
-int metaroce_tp_comp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
-			  struct sk_buff *skb)
+int metaroce_tp_comp_resp(struct metaroce_qp *qp, const struct mrc_pkt *p,
+			  const struct mrc_src *src)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct metaroce_tp_swqe *w;
@@ -220,7 +220,7 @@ int metaroce_tp_comp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
 		if (w->mrc_op == MRC_OP_READ_REQ)
 			return 0;
 		err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, w->sge, 1, 0,
-					&p->aresp.orig, NULL, 0, 8,
+					(void *)&p->aresp.orig, NULL, 0, 8,
 					METAROCE_TO_MR);
 		if (!err)
 			w->resp_bytes = 8;
@@ -232,7 +232,7 @@ int metaroce_tp_comp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
 		if (p->payload_len)
 			err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, w->sge,
 						w->num_sge, p->rresp.offset,
-						NULL, skb, p->hdr_len,
+						NULL, src->pkt, src->off,
 						p->payload_len,
 						METAROCE_TO_MR);
 		if (!err)

@@ -194,9 +194,8 @@ static enum hrtimer_restart tp_ack_fn(struct hrtimer *t)
 
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->tp.lock);
-	if (!qp->tp.dead && qp->tp.s->rx_ready &&
-	    mrc_rx_ack_pending(&qp->tp.s->rx))
-		metaroce_tp_send_ack(qp, &q, MRC_SYN_ACK, 0);
+	if (!qp->tp.dead)
+		metaroce_tp_ack_timer(qp, &q);
 	spin_unlock_bh(&qp->tp.lock);
 	metaroce_tp_xmit_queue(qp, &q);
 	return HRTIMER_NORESTART;
@@ -207,9 +206,10 @@ static enum hrtimer_restart tp_ack_fn(struct hrtimer *t)
 /*
  * Allocate an skb for packet @p (payload_len set), write its headers and
  * return it with the payload area (p->payload_len bytes) at *payload.
- * Finish with tp_build_end().
+ * Finish with metaroce_tp_build_end().
  */
-static struct sk_buff *tp_build_begin(struct mrc_pkt *p, void **payload)
+struct sk_buff *metaroce_tp_build_begin(const struct mrc_pkt *p,
+					void **payload)
 {
 	struct sk_buff *skb;
 	int hlen = mrc_hdr_len(p);
@@ -228,7 +228,7 @@ static struct sk_buff *tp_build_begin(struct mrc_pkt *p, void **payload)
 	return skb;
 }
 
-static void tp_build_end(struct sk_buff *skb)
+void metaroce_tp_build_end(struct sk_buff *skb)
 {
 	mrc_icrc_put(skb->data, skb->len - MRC_ICRC_LEN);
 }
@@ -240,12 +240,12 @@ struct sk_buff *metaroce_tp_build(struct metaroce_qp *qp, struct mrc_pkt *p,
 	struct sk_buff *skb;
 	void *pl;
 
-	skb = tp_build_begin(p, &pl);
+	skb = metaroce_tp_build_begin(p, &pl);
 	if (!skb)
 		return NULL;
 	if (p->payload_len)
 		memcpy(pl, payload, p->payload_len);
-	tp_build_end(skb);
+	metaroce_tp_build_end(skb);
 	return skb;
 }
 
@@ -340,7 +340,7 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 					   w->compare_add : 0;
 			break;
 		}
-		skb = tp_build_begin(&p, &pl);
+		skb = metaroce_tp_build_begin(&p, &pl);
 		if (!skb)
 			return NULL;
 		if (!d->len)
@@ -356,7 +356,7 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		p.rresp.req_psn = d->req_psn;
 		p.rresp.offset = d->offset;
 		p.rresp.msg_len = d->msg_len;
-		skb = tp_build_begin(&p, &pl);
+		skb = metaroce_tp_build_begin(&p, &pl);
 		if (!skb || !d->len)
 			break;
 		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, d->rkey, true,
@@ -365,8 +365,8 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		if (IS_ERR(mr)) {
 			/* the MR went away while its READ was served */
 			err = PTR_ERR(mr);
-			s->rsp_abort = true;
-			s->rsp_abort_psn = d->req_psn;
+			s->resp.rsp_abort = 1;
+			s->resp.rsp_abort_psn = d->req_psn;
 			break;
 		}
 		metaroce_mr_copy(mr, d->va + d->offset, pl, d->len,
@@ -376,7 +376,7 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 	case TP_PKT_ARESP:
 		p.aresp.orig = d->va;
 		p.aresp.req_psn = d->req_psn;
-		skb = tp_build_begin(&p, &pl);
+		skb = metaroce_tp_build_begin(&p, &pl);
 		break;
 	default:
 		return NULL;
@@ -391,7 +391,7 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		}
 		return NULL;
 	}
-	tp_build_end(skb);
+	metaroce_tp_build_end(skb);
 	metaroce_tp_stat_inc(qp->mdev, TP_STAT_TX_DATA);
 	trace_metaroce_tx(qp->ibqp.qp_num, p.opcode, psn, ppsn, path,
 			  s->paths.p[path].sport, d->len, retx);
@@ -726,7 +726,7 @@ static struct metaroce_tp_pkt *tp_desc(struct metaroce_tps *s, u32 psn)
 static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	struct mrc_rsp *r = mrc_rspq_head(&s->rspq);
+	struct mrc_rsp *r = mrc_rspq_head(&s->resp.rspq);
 	struct metaroce_tp_pkt *d;
 	u32 psn, ppsn, plen;
 	u8 path;
@@ -740,7 +740,7 @@ static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
 	if (r->kind == TP_PKT_ARESP) {
 		d->opcode = MRC_OP_ATOMIC_RESP;
 		d->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ;
-		mrc_rspq_pop(&s->rspq);
+		mrc_rspq_pop(&s->resp.rspq);
 	} else {
 		plen = min(r->len - r->off, s->mtu);
 		d->opcode = MRC_OP_READ_RESP;
@@ -753,7 +753,7 @@ static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
 		r->off += plen;
 		if (r->off == r->len) {
 			d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
-			mrc_rspq_pop(&s->rspq);
+			mrc_rspq_pop(&s->resp.rspq);
 		}
 	}
 	return tp_build_psn(qp, psn, ppsn, path, false);
@@ -819,7 +819,7 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 	} else {
 		p.opcode = MRC_OP_UD_SEND;
 	}
-	skb = tp_build_begin(&p, &pl);
+	skb = metaroce_tp_build_begin(&p, &pl);
 	if (!skb) {
 		metaroce_ah_put(ah);
 		return NULL;	/* dropped, as a datagram may be */
@@ -836,7 +836,7 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 		w->status = IB_WC_LOC_PROT_ERR;
 		return NULL;
 	}
-	tp_build_end(skb);
+	metaroce_tp_build_end(skb);
 	tp_cb(skb)->sport = s->paths.n ? s->paths.p[p.path_id].sport :
 			    MRC_SPORT_MIN;
 	tp_cb(skb)->ect = 1;
@@ -949,14 +949,11 @@ static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
 		bool mid = s->sq_seg != s->sq_head &&
 			   tp_swqe(s, s->sq_seg)->seg_off;
 
-		if (!mid && metaroce_tp_rsp_ready(s)) {
-			struct mrc_rsp *r = mrc_rspq_head(&s->rspq);
-
-			if (metaroce_tp_rsp_exec(qp, r)) {
-				s->rsp_abort = true;
-				s->rsp_abort_psn = r->req_psn;
+		if (!mid && mrc_resp_rsp_ready(&s->resp)) {
+			/* an error marks resp.rsp_abort: NAKed below */
+			if (metaroce_tp_rsp_exec(qp,
+						 mrc_rspq_head(&s->resp.rspq)))
 				break;
-			}
 			skb = tp_next_resp(qp);
 			if (!skb)
 				break;
@@ -1166,11 +1163,9 @@ static void tp_flush(struct metaroce_qp *qp)
 	struct metaroce_tps *s = qp->tp.s;
 
 	s->running = false;
-	s->rx_ready = false;
 	s->rnr_wait = false;
 	tp_flush_sq(qp);
-	metaroce_tp_resp_flush(qp);
-	mrc_rspq_clear(&s->rspq);
+	metaroce_tp_resp_flush(qp);	/* stops the responder */
 	mrc_sb_init(&s->sb, s->sb.nxt, 0, MRC_DUPTHRESH_DEFAULT);
 }
 
@@ -1213,9 +1208,9 @@ void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q)
 	enum ib_event_type ev = IB_EVENT_QP_FATAL;
 	bool fail = false;
 
-	if (s->failed && (s->running || s->rx_ready)) {
+	if (s->failed && (s->running || mrc_resp_ready(&s->resp))) {
 		s->running = false;
-		s->rx_ready = false;
+		mrc_resp_stop(&s->resp);
 		fail = true;
 		if (s->fail_event)
 			ev = s->fail_event;
@@ -1276,9 +1271,9 @@ again:
 	n = 0;
 	if (!s->anchored) {
 		/* responses to send before our PSN space is known */
-		if (s->rx_ready && mrc_rspq_len(&s->rspq))
+		if (mrc_resp_ready(&s->resp) && mrc_rspq_len(&s->resp.rspq))
 			tp_probe(qp, &q, 0);
-	} else if ((s->running || s->rx_ready) && !s->rnr_wait) {
+	} else if ((s->running || mrc_resp_ready(&s->resp)) && !s->rnr_wait) {
 		n = tp_retransmit(qp, &q, TP_TX_BATCH);
 		n += tp_send_new(qp, &q, TP_TX_BATCH - n);
 		/* after sending: a fresh timer covers what was just sent */
@@ -1354,7 +1349,7 @@ static int tp_res_qp(struct sk_buff *msg, struct metaroce_tps *s)
 	if (rdma_nl_put_driver_u32(msg, "sq_psn_una", s->sb.una) ||
 	    rdma_nl_put_driver_u32(msg, "sq_outstanding",
 				   mrc_sb_outstanding(&s->sb)) ||
-	    rdma_nl_put_driver_u32(msg, "rq_psn_cum", s->rx.cum) ||
+	    rdma_nl_put_driver_u32(msg, "rq_psn_cum", s->resp.rx.cum) ||
 	    rdma_nl_put_driver_u32(msg, "seg_size", s->mtu) ||
 	    rdma_nl_put_driver_u32(msg, "retx_pkts", (u32)s->retx_pkts) ||
 	    rdma_nl_put_driver_u32(msg, "rtos", (u32)s->rtos) ||
@@ -1409,7 +1404,6 @@ int metaroce_tp_qp_init(struct metaroce_qp *qp)
 	s = kvzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	skb_queue_head_init(&s->defer);
 	if (qp->sq.q) {
 		s->nswq = min_t(u32, qp->sq.num_slots, TP_MAX_SWQ);
 		s->nswq = rounddown_pow_of_two(max_t(u32, s->nswq, 1));
@@ -1429,7 +1423,6 @@ static void tp_reset(struct metaroce_qp *qp)
 	struct metaroce_tps *s = qp->tp.s;
 
 	s->running = false;
-	s->rx_ready = false;
 	s->anchored = false;
 	s->failed = false;
 	s->fail_event = 0;
@@ -1437,9 +1430,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->rnr_wait = false;
 	s->undo_armed = false;
 	s->probe_due = false;
-	s->rsp_abort = false;
-	metaroce_tp_resp_reset(qp);
-	mrc_rspq_init(&s->rspq);
+	metaroce_tp_resp_reset(qp);	/* stops the responder */
 	s->sq_tail = 0;
 	s->sq_seg = 0;
 	s->sq_head = 0;
@@ -1449,8 +1440,8 @@ static void tp_reset(struct metaroce_qp *qp)
 
 /*
  * RESET: end the QP's previous life before its state is cleared. Under the
- * lock, nothing more is received (rx_ready), sent or failed (running);
- * then wait for what already passed the lock: receive processing (softirq,
+ * lock, nothing more is received (the responder stops), sent or failed
+ * (running); then wait for what already passed the lock: receive processing (softirq,
  * under RCU), the timers (which queue the work) and the work. A reused QP
  * then behaves like a new one: no completion, event, flush or timer of
  * its previous life reaches the next.
@@ -1461,7 +1452,7 @@ static void tp_quiesce(struct metaroce_qp *qp)
 
 	spin_lock_bh(&tp->lock);
 	tp->s->running = false;
-	tp->s->rx_ready = false;
+	mrc_resp_stop(&tp->s->resp);
 	spin_unlock_bh(&tp->lock);
 	synchronize_rcu();
 	hrtimer_cancel(&tp->rto_timer);
@@ -1532,16 +1523,14 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 		break;
 	case IB_QPS_RTR:
 		if (old != IB_QPS_RTR) {
-			mrc_rx_init(&s->rx, qp->rq_psn);
-			s->rx.ack_every = clamp_t(u32, READ_ONCE(tp_ack_every),
-						  1, 64);
-			s->rx.ack_hole = clamp_t(u32,
-						 READ_ONCE(tp_ack_every_hole),
-						 1, 64);
 			tp_paths_init(qp);
-			metaroce_tp_resp_reset(qp);
+			metaroce_tp_resp_start(qp,
+					       clamp_t(u32, READ_ONCE(tp_ack_every),
+						       1, 64),
+					       clamp_t(u32,
+						       READ_ONCE(tp_ack_every_hole),
+						       1, 64));
 			s->anchored = false;
-			s->rx_ready = true;
 		}
 		break;
 	case IB_QPS_RTS:

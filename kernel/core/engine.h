@@ -55,7 +55,8 @@ enum mrc_wc_status {
 
 /* Asynchronous event of a QP that goes to ERR (struct mrc_env_ops.qp_error). */
 enum mrc_qp_event {
-	MRC_QPE_FATAL = 0,	/* IB_EVENT_QP_FATAL (or the one given before) */
+	MRC_QPE_KEEP = 0,	/* the event given before, else QP_FATAL */
+	MRC_QPE_FATAL,		/* IB_EVENT_QP_FATAL */
 	MRC_QPE_REQ_ERR,	/* IB_EVENT_QP_REQ_ERR */
 	MRC_QPE_ACCESS_ERR,	/* IB_EVENT_QP_ACCESS_ERR */
 };
@@ -175,7 +176,7 @@ struct mrc_env_ops {
 	int (*post_rcqe)(void *ctx, const struct mrc_rcqe *c);
 
 	/*
-	 * The QP must go to ERR with @event (enum mrc_qp_event; MRC_QPE_FATAL
+	 * The QP must go to ERR with @event (enum mrc_qp_event; MRC_QPE_KEEP
 	 * keeps an event given earlier). The environment moves the QP when
 	 * the call returns and then calls the engines' flush.
 	 */

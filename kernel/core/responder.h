@@ -33,11 +33,16 @@
 
 #define MRC_RSLOTS	32	/* receive WQEs being filled (pow2) */
 #define MRC_HELD_MAX	16	/* WRITE last packets held back */
+#define MRC_ACK_DELAY_US	100	/* delayed ACK */
+
+/* struct mrc_rsp.kind */
+#define MRC_RSP_READ	2
+#define MRC_RSP_ATOMIC	3
 
 /* Per-packet states (rxe style: the loop of mrc_resp_rx()). */
 enum mrc_resp_state {
-	MRC_RESP_CLASSIFY = 0,	/* window verdict: new, duplicate, beyond */
-	MRC_RESP_CHECK_ACCESS,	/* new request: the QP's access flags */
+	MRC_RESP_CHECK_ACCESS = 0,	/* new request: the QP's access flags */
+	MRC_RESP_CLASSIFY,	/* window verdict: new, duplicate, beyond */
 	MRC_RESP_DISPATCH,	/* by opcode */
 	MRC_RESP_PLACE_SEND,	/* SEND*: into its receive WQE */
 	MRC_RESP_PLACE_WRITE,	/* WRITE*: into the MR, later PSNs' bytes kept */

@@ -19,6 +19,7 @@
 
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
+#include "trace.h"
 
 /* The core speaks ib_core's numbers. */
 #define TP_SAME(a, b)	static_assert((int)(a) == (int)(b))
@@ -81,8 +82,8 @@ static void tp_env_emit(void *ctx, const struct mrc_pkt *p,
 		return;
 	}
 	metaroce_tp_build_end(skb);
-	tp_cb(skb)->sport = p->path_id < s->paths.n ?
-			    s->paths.p[p->path_id].sport : MRC_SPORT_MIN;
+	tp_cb(skb)->sport = p->path_id < s->req.paths.n ?
+			    s->req.paths.p[p->path_id].sport : MRC_SPORT_MIN;
 	tp_cb(skb)->ect = !!(flags & MRC_EMIT_ECT);
 	__skb_queue_tail(c->out, skb);
 	if (p->opcode != MRC_OP_ACK)
@@ -208,7 +209,7 @@ static void tp_env_qp_error(void *ctx, u8 event)
 {
 	struct metaroce_tps *s = tp_ctx_qp(ctx)->tp.s;
 
-	s->failed = true;
+	s->req.failed = true;
 	switch (event) {
 	case MRC_QPE_FATAL:
 		s->fail_event = IB_EVENT_QP_FATAL;
@@ -258,10 +259,54 @@ static void tp_env_count(void *ctx, u8 counter, u32 n)
 		[MRC_CNT_OUT_OF_ORDER] = TP_STAT_OUT_OF_ORDER,
 		[MRC_CNT_OUT_OF_WINDOW] = TP_STAT_OUT_OF_WINDOW,
 		[MRC_CNT_ECN_MARKED] = TP_STAT_ECN_MARKED,
+		[MRC_CNT_ECN_ECHOED] = TP_STAT_ECN_ECHOED,
+		[MRC_CNT_PATH_REPLACED] = TP_STAT_PATH_REPLACED,
+		[MRC_CNT_RNR_NAK_RCVD] = TP_STAT_RNR_NAKS_RCVD,
+		[MRC_CNT_NAK_RCVD] = TP_STAT_NAKS_RCVD,
+		[MRC_CNT_RETRY_EXC] = TP_STAT_RETRY_EXC,
+		[MRC_CNT_SPURIOUS_RETX] = TP_STAT_SPURIOUS_RETX,
+		[MRC_CNT_SPURIOUS_RTO] = TP_STAT_SPURIOUS_RTO,
 	};
 
 	if (counter < MRC_CNT_MAX)
 		metaroce_tp_stat_add(tp_ctx_qp(ctx)->mdev, stat[counter], n);
+}
+
+static int tp_env_post_scqe(void *ctx, const struct mrc_swqe *w, u8 status)
+{
+	return metaroce_tp_post_scqe(tp_ctx_qp(ctx), w, status);
+}
+
+static void tp_env_sq_consumed(void *ctx, u32 tail)
+{
+	metaroce_tp_sq_consumed(tp_ctx_qp(ctx), tail);
+}
+
+static int tp_env_sq_copy(void *ctx, const struct mrc_swqe *w, u64 offset,
+			  const struct mrc_src *src, u32 len)
+{
+	struct metaroce_qp *qp = tp_ctx_qp(ctx);
+
+	return metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, tp_sge(w), w->num_sge,
+				 offset, src->buf ? (u8 *)src->buf + src->off :
+				 NULL, src->buf ? NULL : src->pkt,
+				 src->buf ? 0 : src->off, len, METAROCE_TO_MR) ?
+	       MRC_COPY_PROT : MRC_COPY_OK;
+}
+
+static void tp_env_trace_ack(void *ctx, const struct mrc_ack_info *a,
+			     const struct mrc_sb_ack_res *res, u32 una,
+			     u32 nxt, u32 ce)
+{
+	trace_metaroce_ack(tp_ctx_qp(ctx)->ibqp.qp_num, a->syndrome,
+			   a->cum_psn, una, nxt, res->newly_acked,
+			   res->newly_lost, ce);
+}
+
+static void tp_env_trace_path(void *ctx, u32 path, u16 old_sport, u16 sport)
+{
+	trace_metaroce_path_replace(tp_ctx_qp(ctx)->ibqp.qp_num, path,
+				    old_sport, sport);
 }
 
 static int tp_env_comp_resp(void *ctx, const struct mrc_pkt *p,
@@ -274,7 +319,7 @@ static void tp_env_comp_progress(void *ctx)
 {
 	struct metaroce_tp_ctx *c = ctx;
 
-	c->qp->tp.s->retries = 0;	/* the responder progresses */
+	c->qp->tp.s->req.retries = 0;	/* the responder progresses */
 	metaroce_tp_complete(c->qp, c->out);
 }
 
@@ -294,7 +339,12 @@ const struct mrc_env_ops metaroce_tp_env_ops = {
 	.timer_arm = tp_env_timer_arm,
 	.timer_cancel = tp_env_timer_cancel,
 	.timer_pending = tp_env_timer_pending,
+	.post_scqe = tp_env_post_scqe,
+	.sq_consumed = tp_env_sq_consumed,
+	.sq_copy = tp_env_sq_copy,
 	.count = tp_env_count,
+	.trace_ack = tp_env_trace_ack,
+	.trace_path = tp_env_trace_path,
 	.comp_resp = tp_env_comp_resp,
 	.comp_progress = tp_env_comp_progress,
 };
@@ -303,6 +353,7 @@ void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,
 		     struct metaroce_qp *qp, struct sk_buff_head *out)
 {
 	struct mrc_resp_cfg *cfg = &qp->tp.s->resp.cfg;
+	struct mrc_req_cfg *rcfg = &qp->tp.s->req.cfg;
 
 	c->qp = qp;
 	c->out = out;
@@ -311,9 +362,13 @@ void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,
 	/* the QP's attributes as they are now (modify_qp may change them) */
 	cfg->dest_qpn = qp->dest_qpn;
 	cfg->max_dest_rd_atomic = qp->max_dest_rd_atomic;
-	cfg->npaths = qp->tp.s->paths.n;
+	cfg->npaths = qp->tp.s->req.paths.n;
 	cfg->qp_access = READ_ONCE(qp->qp_access_flags);
 	cfg->min_rnr_timer = qp->min_rnr_timer;
+	rcfg->ib_timeout_us = metaroce_tp_ib_timeout_us(qp->timeout);
+	rcfg->rto_floor_us = READ_ONCE(metaroce_tp_rto_floor_us);
+	rcfg->retry_cnt = qp->retry_cnt;
+	rcfg->rnr_retry = qp->rnr_retry;
 }
 
 /* ------------------------------------------------------- responder */
@@ -336,7 +391,7 @@ void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
 	if (!(ret & MRC_RESP_HELD))
 		kfree_skb(skb);
 	if (ret & MRC_RESP_TX)
-		s->want_tx = true;
+		s->req.want_tx = true;
 }
 
 void metaroce_tp_send_ack(struct metaroce_qp *qp, struct sk_buff_head *out,
@@ -449,7 +504,7 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 	err = metaroce_rq_pop(qp, &r->wqe);
 	if (err) {
 		if (err == -EIO)	/* corrupt ring: QP to ERR, QP_FATAL */
-			s->failed = true;
+			s->req.failed = true;
 		s->drops++;
 		return;
 	}
@@ -489,5 +544,5 @@ out:
 	if (tp_post_cqe(qp, r->wqe.wr_id, status, IB_WC_RECV, r->msg_len,
 			r->imm, r->src_qp ? r->src_qp : qp->dest_qpn,
 			r->wc_flags, r->solicited))
-		s->failed = true;	/* CQ overflow: QP to ERR */
+		s->req.failed = true;	/* CQ overflow: QP to ERR */
 }

@@ -235,7 +235,7 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		return;
 	}
 	if (!ud)
-		tp->s->heard_us = tp_now_us();
+		tp->s->req.heard_us = tp_now_us();
 	if (ud) {
 		metaroce_tp_ud_recv(qp, &p, skb);
 		kfree_skb(skb);
@@ -249,8 +249,8 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	} else {
 		metaroce_tp_resp(qp, &p, skb, ce, &q);
 	}
-	tx = tp->s->want_tx;
-	tp->s->want_tx = false;
+	tx = tp->s->req.want_tx;
+	tp->s->req.want_tx = false;
 	metaroce_tp_unlock(qp, &q);
 	if (tx)
 		metaroce_tp_run_inline(qp);

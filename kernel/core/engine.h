@@ -24,6 +24,9 @@
 #include "mrc_types.h"
 #include "hdr.h"
 
+struct mrc_swqe;
+struct mrc_sb_ack_res;
+
 /* Work completion status (== enum ib_wc_status). */
 enum mrc_wc_status {
 	MRC_WC_SUCCESS = 0,
@@ -90,6 +93,13 @@ enum mrc_counter {
 	MRC_CNT_OUT_OF_ORDER,	/* new, psn != cumulative */
 	MRC_CNT_OUT_OF_WINDOW,
 	MRC_CNT_ECN_MARKED,	/* CE received */
+	MRC_CNT_ECN_ECHOED,	/* CE reported back by the peer */
+	MRC_CNT_PATH_REPLACED,	/* blackholed path re-ported */
+	MRC_CNT_RNR_NAK_RCVD,
+	MRC_CNT_NAK_RCVD,
+	MRC_CNT_RETRY_EXC,	/* WQEs failed RETRY_EXC_ERR */
+	MRC_CNT_SPURIOUS_RETX,	/* retransmissions found unnecessary */
+	MRC_CNT_SPURIOUS_RTO,	/* timeouts undone */
 	MRC_CNT_MAX
 };
 
@@ -177,7 +187,8 @@ struct mrc_env_ops {
 
 	/*
 	 * The QP must go to ERR with @event (enum mrc_qp_event; MRC_QPE_KEEP
-	 * keeps an event given earlier). The environment moves the QP when
+	 * keeps an event given earlier). The environment also sets the
+	 * send side's mrc_req.failed (the completer stops completing). The environment moves the QP when
 	 * the call returns and then calls the engines' flush.
 	 */
 	void (*qp_error)(void *ctx, u8 event);
@@ -187,9 +198,27 @@ struct mrc_env_ops {
 	void (*timer_cancel)(void *ctx, u8 timer);
 	bool (*timer_pending)(void *ctx, u8 timer);
 
+	/*
+	 * Send queue. post_scqe: post the send completion of @w with
+	 * @status (the environment knows its verbs opcode); non-zero: the
+	 * CQ overflowed. sq_consumed: WQEs before @tail are done (the ring
+	 * slot may be reused). sq_copy: copy @len bytes from @src to byte
+	 * @offset of @w's local scatter list (READ/atomic response):
+	 * MRC_COPY_*.
+	 */
+	int (*post_scqe)(void *ctx, const struct mrc_swqe *w, u8 status);
+	void (*sq_consumed)(void *ctx, u32 tail);
+	int (*sq_copy)(void *ctx, const struct mrc_swqe *w, u64 offset,
+		       const struct mrc_src *src, u32 len);
+
 	/* Optional (may be NULL): statistics and state coverage. */
 	void (*count)(void *ctx, u8 counter, u32 n);
 	void (*transition)(void *ctx, u8 engine, u8 from, u8 to);
+	/* Optional: tracing an ACK applied, a path given a new port. */
+	void (*trace_ack)(void *ctx, const struct mrc_ack_info *a,
+			  const struct mrc_sb_ack_res *res, u32 una, u32 nxt,
+			  u32 ce);
+	void (*trace_path)(void *ctx, u32 path, u16 old_sport, u16 sport);
 
 	/*
 	 * The responses to this QP's own READs/atomics arrive in the

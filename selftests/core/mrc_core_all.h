@@ -19,9 +19,12 @@
 #include "test_worder.c"
 #include "test_rspq.c"
 #include "test_reo.c"
+#include "test_responder.c"
+#include "test_completer.c"
 
 #define MRC_CORE_ALL_SUITES						\
 	{ &seq_suite, &crc_suite, &hdr_suite, &sack_suite, &rtt_suite,	\
-	  &cc_suite, &path_suite, &reo_suite, &worder_suite, &rspq_suite }
+	  &cc_suite, &path_suite, &reo_suite, &worder_suite, &rspq_suite,	\
+	  &responder_suite, &completer_suite }
 
 #endif /* MRC_CORE_ALL_H */

@@ -64,7 +64,7 @@ for p in "${plants[@]}"; do
 	rc=$?
 	t=$(echo "$(date +%s.%N) - $start" | bc)
 	if [ $rc -ne 0 ] && grep -q '^FAIL seed' "$w/run.log"; then
-		printf 'plant %s: found in %.1f s, %s\n' "$name" "$t" \
+		printf 'plant %s: found in %.2f s, %s\n' "$name" "$t" \
 			"$(grep -m1 '^FAIL seed' "$w/run.log" | cut -d: -f1)"
 		grep -m1 -A1 '^  t=' "$w/run.log"
 		pass=$((pass + 1))

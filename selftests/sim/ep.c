@@ -36,7 +36,9 @@ void ep_init(struct ep *e, u32 node, u32 peer_node, u32 qpn, u32 peer_qpn,
 	e->up = up;
 	e->isn_tx = isn_tx;
 	e->isn_rx = isn_rx;
-	mrc_sb_init(&e->sb, isn_tx, 0, MRC_DUPTHRESH_DEFAULT);
+	e->sbp = &e->sb;
+	e->pathsp = &e->paths;
+	mrc_sb_init(e->sbp, isn_tx, 0, MRC_DUPTHRESH_DEFAULT);
 	mrc_rx_init(&e->rx, isn_rx);
 	e->rxp = &e->rx;
 	mrc_path_cfg_default(&cfg);
@@ -47,7 +49,7 @@ void ep_init(struct ep *e, u32 node, u32 peer_node, u32 qpn, u32 peer_qpn,
 		cfg.max_cwnd = rng_range(&W.rng, 2, 64);
 		cfg.init_cwnd = rng_range(&W.rng, 1, cfg.max_cwnd);
 	}
-	mrc_paths_init(&e->paths, &cfg);
+	mrc_paths_init(e->pathsp, &cfg);
 	timer_init(&e->rto, ep_rto_fn, e);
 	timer_init(&e->ackt, ep_ackt_fn, e);
 	timer_init(&e->rnrt, ep_rnrt_fn, e);
@@ -102,9 +104,9 @@ static u32 ep_rto_us(struct ep *e)
 {
 	u32 i, rto = 0, srtt = 0;
 
-	for (i = 0; i < e->paths.n; i++) {
-		rto = max_t(u32, rto, mrc_rtt_rto(&e->paths.p[i].rtt));
-		srtt = max_t(u32, srtt, mrc_rtt_srtt(&e->paths.p[i].rtt));
+	for (i = 0; i < e->pathsp->n; i++) {
+		rto = max_t(u32, rto, mrc_rtt_rto(&e->pathsp->p[i].rtt));
+		srtt = max_t(u32, srtt, mrc_rtt_srtt(&e->pathsp->p[i].rtt));
 	}
 	return max_t(u32, max_t(u32, rto, 2 * srtt), EP_RTO_FLOOR_US);
 }
@@ -116,7 +118,7 @@ static bool ep_waiting(struct ep *e)
 
 static void ep_arm_rto(struct ep *e, bool restart)
 {
-	if (!mrc_sb_outstanding(&e->sb) && !ep_waiting(e)) {
+	if (!mrc_sb_outstanding(e->sbp) && !ep_waiting(e)) {
 		timer_cancel(&e->rto);
 		return;
 	}
@@ -130,7 +132,7 @@ static void ep_xmit(struct ep *e, struct mrc_pkt *p, const u8 *payload,
 	p->path_id = path;
 	p->dst_qpn = e->peer_qpn;
 	p->tsval = (u32)W.now;
-	fab_send(e->node, e->peer_node, e->paths.p[path].sport, p, payload);
+	fab_send(e->node, e->peer_node, e->pathsp->p[path].sport, p, payload);
 }
 
 void ep_pump(struct ep *e)
@@ -140,19 +142,23 @@ void ep_pump(struct ep *e)
 	u32 psn, ppsn;
 	int path, err;
 
+	if (e->ops->pump) {
+		e->ops->pump(e);
+		return;
+	}
 	while (!e->errored) {
 		if (W.now < e->rnr_until)
 			break;
-		if (e->sb.nlost) {
-			if (mrc_sb_next_lost(&e->sb, &psn))
+		if (e->sbp->nlost) {
+			if (mrc_sb_next_lost(e->sbp, &psn))
 				sim_fail("qp %u: nlost %u but no lost psn",
-					 e->qpn, e->sb.nlost);
-			path = mrc_paths_pick(&e->paths, e->sb.inflight);
+					 e->qpn, e->sbp->nlost);
+			path = mrc_paths_pick(e->pathsp, e->sbp->inflight);
 			if (path < 0) {
 				COV(path_full);
 				break;
 			}
-			err = mrc_sb_on_retx(&e->sb, psn, path, W.now, &ppsn);
+			err = mrc_sb_on_retx(e->sbp, psn, path, W.now, &ppsn);
 			SIM_CHECK(!err, "qp %u: retx of %u: %d", e->qpn, psn,
 				  err);
 			s = &e->tx[psn % MRC_WND];
@@ -166,20 +172,20 @@ void ep_pump(struct ep *e)
 			ep_arm_rto(e, false);
 			continue;
 		}
-		if (!mrc_sb_can_send(&e->sb)) {
+		if (!mrc_sb_can_send(e->sbp)) {
 			COV(sb_window_full);
 			break;
 		}
-		path = mrc_paths_pick(&e->paths, e->sb.inflight);
+		path = mrc_paths_pick(e->pathsp, e->sbp->inflight);
 		if (path < 0) {
 			COV(path_full);
 			break;
 		}
-		s = &e->tx[e->sb.nxt % MRC_WND];
+		s = &e->tx[e->sbp->nxt % MRC_WND];
 		memset(&s->p, 0, sizeof(s->p));
 		if (!e->ops->next(e, &s->p, s->payload))
 			break;
-		err = mrc_sb_send_new(&e->sb, path, W.now, 0, &psn, &ppsn);
+		err = mrc_sb_send_new(e->sbp, path, W.now, 0, &psn, &ppsn);
 		SIM_CHECK(!err, "qp %u: send_new: %d", e->qpn, err);
 		s->p.psn = psn;
 		p = s->p;
@@ -189,14 +195,14 @@ void ep_pump(struct ep *e)
 		ep_arm_rto(e, false);
 	}
 	/* adversary: resend a PSN that may have been acked already */
-	if (!e->errored && e->sb.nxt != e->isn_tx &&
+	if (!e->errored && e->sbp->nxt != e->isn_tx &&
 	    rng_ppm(&W.rng, W.f.spurious_ppm)) {
-		psn = e->sb.nxt - 1 - rng_below(&W.rng, 16);
+		psn = e->sbp->nxt - 1 - rng_below(&W.rng, 16);
 		s = &e->tx[psn % MRC_WND];
 		if (s->p.psn == psn && s->p.opcode &&
 		    mrc_seq_geq(psn, e->isn_tx)) {
 			/* as last sent: its entry keeps path and PPSN */
-			const struct mrc_sb_ent *se = &e->sb.ent[psn % MRC_WND];
+			const struct mrc_sb_ent *se = &e->sbp->ent[psn % MRC_WND];
 
 			p = s->p;
 			p.ppsn = se->ppsn;
@@ -219,7 +225,7 @@ static void ep_send_ack(struct ep *e, u8 syn, u32 nak_psn)
 	if (p.ack.dsack)
 		COV(rx_dsack);
 	p.opcode = MRC_OP_ACK;
-	path = e->rx.ts_path % e->paths.n;
+	path = e->rx.ts_path % e->pathsp->n;
 	p.ack.syndrome = syn;
 	if (syn != MRC_SYN_ACK)
 		p.ack.nak_psn = nak_psn;
@@ -228,7 +234,7 @@ static void ep_send_ack(struct ep *e, u8 syn, u32 nak_psn)
 	timer_cancel(&e->ackt);
 	p.path_id = path;
 	p.dst_qpn = e->peer_qpn;
-	fab_send(e->node, e->peer_node, e->paths.p[path].sport, &p, NULL);
+	fab_send(e->node, e->peer_node, e->pathsp->p[path].sport, &p, NULL);
 }
 
 static void ep_ackt_fn(void *arg)
@@ -252,12 +258,12 @@ static void ep_giveup(struct ep *e)
 	if (W.o->verbose > 1)
 		printf("t=%llu qp %u gives up: una %u nxt %u nlost %u rnr %llu "
 		       "peer errored %d\n", (unsigned long long)W.now, e->qpn,
-		       e->sb.una - e->isn_tx, e->sb.nxt - e->isn_tx, e->sb.nlost,
+		       e->sbp->una - e->isn_tx, e->sbp->nxt - e->isn_tx, e->sbp->nlost,
 		       (unsigned long long)e->rnr_until, e->peer->errored);
 	SIM_CHECK(e->peer->errored || e->stale_ok,
 		  "qp %u: no progress for %u us although its peer is alive "
-		  "(una %u nxt %u nlost %u)", e->qpn, EP_GIVEUP_US, e->sb.una,
-		  e->sb.nxt, e->sb.nlost);
+		  "(una %u nxt %u nlost %u)", e->qpn, EP_GIVEUP_US, e->sbp->una,
+		  e->sbp->nxt, e->sbp->nlost);
 	ep_error(e, 0, 0);
 }
 
@@ -273,7 +279,7 @@ static void ep_rto_fn(void *arg)
 		ep_giveup(e);
 		return;
 	}
-	if (!mrc_sb_outstanding(&e->sb)) {
+	if (!mrc_sb_outstanding(e->sbp)) {
 		/* response wait: nothing to resend, the peer must answer */
 		if (ep_waiting(e))
 			timer_arm(&e->rto, ep_rto_us(e));
@@ -281,26 +287,26 @@ static void ep_rto_fn(void *arg)
 	}
 	if (!e->tlp_done) {
 		e->tlp_done = true;
-		if (!mrc_sb_tlp_psn(&e->sb, &psn) &&
-		    mrc_sb_state_of(&e->sb, psn) == MRC_SB_INFLIGHT) {
-			mrc_sb_mark_lost_cause(&e->sb, psn, MRC_LOSS_TLP);
+		if (!mrc_sb_tlp_psn(e->sbp, &psn) &&
+		    mrc_sb_state_of(e->sbp, psn) == MRC_SB_INFLIGHT) {
+			mrc_sb_mark_lost_cause(e->sbp, psn, MRC_LOSS_TLP);
 			COV(tlp_fired);
 			COV(sb_lost_tlp);
 		}
 	} else {
 		COV(rto_fired);
-		n = mrc_sb_mark_stale_lost(&e->sb, W.now, ep_rto_us(e) / 2,
+		n = mrc_sb_mark_stale_lost(e->sbp, W.now, ep_rto_us(e) / 2,
 					   lost);
 		if (!n)
-			n = mrc_sb_mark_inflight_lost(&e->sb, MRC_MAX_PATHS);
+			n = mrc_sb_mark_inflight_lost(e->sbp, MRC_MAX_PATHS);
 		if (n)
 			COV(sb_lost_rto);
-		for (i = 0; i < e->paths.n; i++) {
+		for (i = 0; i < e->pathsp->n; i++) {
 			if (!lost[i])
 				continue;
 			COV(path_timeout);
-			if (mrc_paths_on_timeout(&e->paths, i)) {
-				mrc_paths_replace(&e->paths, i);
+			if (mrc_paths_on_timeout(e->pathsp, i)) {
+				mrc_paths_replace(e->pathsp, i);
 				COV(path_replaced);
 			}
 		}
@@ -310,43 +316,43 @@ static void ep_rto_fn(void *arg)
 }
 
 /* Sender invariant: nothing retired that the peer has not committed. */
-static void ep_check_retired(struct ep *e, u32 old_una)
+void ep_check_retired(struct ep *e, u32 old_una)
 {
 	u32 psn;
 
 	if (!e->peer || e->peer->life != e->life)
 		return;
-	for (psn = old_una; mrc_seq_lt(psn, e->sb.una); psn++)
+	for (psn = old_una; mrc_seq_lt(psn, e->sbp->una); psn++)
 		SIM_CHECK(ep_seen(e->peer, psn),
 			  "qp %u: psn %u cumulatively acked but never committed "
-			  "by the receiver (una %u)", e->qpn, psn, e->sb.una);
-	for (psn = e->sb.una; mrc_seq_lt(psn, e->sb.nxt); psn++)
-		if (mrc_sb_state_of(&e->sb, psn) == MRC_SB_SACKED)
+			  "by the receiver (una %u)", e->qpn, psn, e->sbp->una);
+	for (psn = e->sbp->una; mrc_seq_lt(psn, e->sbp->nxt); psn++)
+		if (mrc_sb_state_of(e->sbp, psn) == MRC_SB_SACKED)
 			SIM_CHECK(ep_seen(e->peer, psn),
 				  "qp %u: psn %u SACKed but never committed by "
 				  "the receiver (una %u)", e->qpn, psn,
-				  e->sb.una);
+				  e->sbp->una);
 }
 
 static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 {
 	const struct mrc_ack_info *a = &p->ack;
 	struct mrc_sb_ack_res res;
-	u32 old_una = e->sb.una, bad, i, rtt;
+	u32 old_una = e->sbp->una, bad, i, rtt;
 	int err;
 
 	if (e->errored)
 		return;
-	if (mrc_seq_lt(a->cum_psn, e->sb.una))
+	if (mrc_seq_lt(a->cum_psn, e->sbp->una))
 		COV(sb_ack_old);
-	err = mrc_sb_apply_ack(&e->sb, a, &res);
+	err = mrc_sb_apply_ack(e->sbp, a, &res);
 	if (err) {
 		COV(sb_ack_rejected);
 		/* an ACK overtaken by 4 windows of progress is refused */
 		SIM_CHECK(e->stale_ok ||
-			  mrc_seq_diff(e->sb.una, a->cum_psn) > 4 * MRC_WND, "qp %u: ACK cum %u rejected (%s), una %u "
+			  mrc_seq_diff(e->sbp->una, a->cum_psn) > 4 * MRC_WND, "qp %u: ACK cum %u rejected (%s), una %u "
 			  "nxt %u", e->qpn, a->cum_psn, mrc_err_str(err),
-			  e->sb.una, e->sb.nxt);
+			  e->sbp->una, e->sbp->nxt);
 		return;
 	}
 	ep_check_retired(e, old_una);
@@ -358,28 +364,28 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 		COV(sb_cum);
 	if (res.newly_acked > res.cum_advance)
 		COV(sb_sacked);
-	for (i = 0; i < e->paths.n; i++)
+	for (i = 0; i < e->pathsp->n; i++)
 		if (res.ce[i])
 			COV(cc_ce);
-	if (a->ts_path < e->paths.n) {
+	if (a->ts_path < e->pathsp->n) {
 		rtt = mrc_rtt_from_echo(W.now, a->tsecr, a->ack_delay);
 		if (rtt)
-			mrc_paths_rtt_sample(&e->paths, a->ts_path, rtt);
+			mrc_paths_rtt_sample(e->pathsp, a->ts_path, rtt);
 	}
-	for (i = 0; i < e->paths.n; i++) {
-		struct mrc_rtt *r = &e->paths.p[i].rtt;
+	for (i = 0; i < e->pathsp->n; i++) {
+		struct mrc_rtt *r = &e->pathsp->p[i].rtt;
 
-		mrc_sb_set_reo_wnd(&e->sb, i, mrc_rtt_reo_wnd(r),
+		mrc_sb_set_reo_wnd(e->sbp, i, mrc_rtt_reo_wnd(r),
 				   mrc_rtt_srtt(r));
 		if (res.lost[i])
 			COV(cc_loss);
 	}
-	bad = mrc_paths_on_ack(&e->paths, &res);
-	for (i = 0; i < e->paths.n; i++) {
+	bad = mrc_paths_on_ack(e->pathsp, &res);
+	for (i = 0; i < e->pathsp->n; i++) {
 		if (!(bad & (1U << i)))
 			continue;
-		mrc_paths_replace(&e->paths, i);
-		if (mrc_sb_mark_inflight_lost(&e->sb, i))
+		mrc_paths_replace(e->pathsp, i);
+		if (mrc_sb_mark_inflight_lost(e->sbp, i))
 			COV(sb_lost_path);
 		COV(path_replaced);
 	}
@@ -395,8 +401,8 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 	case MRC_SYN_ACK:
 		break;
 	case MRC_SYN_RNR:
-		if (mrc_sb_state_of(&e->sb, a->nak_psn) == MRC_SB_INFLIGHT) {
-			mrc_sb_mark_lost(&e->sb, a->nak_psn);
+		if (mrc_sb_state_of(e->sbp, a->nak_psn) == MRC_SB_INFLIGHT) {
+			mrc_sb_mark_lost(e->sbp, a->nak_psn);
 			COV(sb_lost_nak);
 		}
 		COV(req_rnr_retry);
@@ -405,8 +411,8 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 		timer_arm(&e->rnrt, EP_RNR_US);
 		break;
 	default:
-		if (mrc_seq_in(a->nak_psn, e->sb.una, e->sb.nxt) ||
-		    mrc_seq_lt(a->nak_psn, e->sb.una))
+		if (mrc_seq_in(a->nak_psn, e->sbp->una, e->sbp->nxt) ||
+		    mrc_seq_lt(a->nak_psn, e->sbp->una))
 			e->ops->nak(e, a->syndrome, a->nak_psn);
 		return;
 	}
@@ -424,7 +430,10 @@ void ep_on_pkt(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 	u32 old_cum;
 
 	if (p->opcode == MRC_OP_ACK) {
-		ep_on_ack(e, p);
+		if (e->ops->on_ack)
+			e->ops->on_ack(e, p);
+		else
+			ep_on_ack(e, p);
 		return;
 	}
 	if (!mrc_op_sequenced(p->opcode))
@@ -504,7 +513,7 @@ void ep_check(struct ep *e)
 	u32 i, psn;
 	int err;
 
-	err = mrc_sb_check(&e->sb);
+	err = mrc_sb_check(e->sbp);
 	SIM_CHECK(!err, "qp %u: scoreboard inconsistent (%d)", e->qpn, err);
 	SIM_CHECK(mrc_seq_geq(e->rxp->top, e->rxp->cum) &&
 		  e->rxp->top - e->rxp->cum <= MRC_WND,
@@ -516,17 +525,17 @@ void ep_check(struct ep *e)
 			  "qp %u: rx cum %u passed psn %u, never committed",
 			  e->qpn, e->rxp->cum, psn);
 	e->checked_cum = e->rxp->cum;
-	for (i = 0; i < e->paths.n; i++) {
-		const struct mrc_cc *c = &e->paths.p[i].cc;
+	for (i = 0; i < e->pathsp->n; i++) {
+		const struct mrc_cc *c = &e->pathsp->p[i].cc;
 
 		SIM_CHECK(c->cwnd >= c->min_cwnd && c->cwnd <= c->max_cwnd,
 			  "qp %u path %u: cwnd %u outside [%u, %u]", e->qpn, i,
 			  c->cwnd, c->min_cwnd, c->max_cwnd);
 		SIM_CHECK(c->alpha <= MRC_CC_ALPHA_ONE,
 			  "qp %u path %u: alpha %u", e->qpn, i, c->alpha);
-		SIM_CHECK(e->paths.p[i].sport >= MRC_SPORT_MIN,
+		SIM_CHECK(e->pathsp->p[i].sport >= MRC_SPORT_MIN,
 			  "qp %u path %u: sport %u", e->qpn, i,
-			  e->paths.p[i].sport);
+			  e->pathsp->p[i].sport);
 		if (c->cwnd == c->min_cwnd)
 			COV(cc_at_min);
 		if (c->cwnd == c->max_cwnd)

@@ -37,6 +37,9 @@ struct ep_ops {
 	void (*nak)(struct ep *e, u8 syn, u32 psn);
 	/* The QP went to error (give up, local error): flush */
 	void (*error)(struct ep *e);
+	/* Optional: the send side is the upper layer's (core completer) */
+	void (*pump)(struct ep *e);
+	void (*on_ack)(struct ep *e, const struct mrc_pkt *p);
 	/* Optional: nothing outstanding, but responses awaited */
 	bool (*waiting)(struct ep *e);
 	/*
@@ -64,6 +67,8 @@ struct ep {
 	struct mrc_rx rx;
 	struct mrc_rx *rxp;		/* the receive window in use */
 	struct mrc_paths paths;
+	struct mrc_sb *sbp;		/* the scoreboard in use */
+	struct mrc_paths *pathsp;	/* the paths in use */
 	struct ep_txslot tx[MRC_WND];
 	u32 isn_tx, isn_rx;
 	struct sim_timer rto, ackt, rnrt;
@@ -98,6 +103,8 @@ void ep_error(struct ep *e, u8 syn, u32 psn);
 void ep_check(struct ep *e);
 /* Was @psn of our receive space committed? */
 bool ep_seen(const struct ep *e, u32 psn);
+/* Sender invariant after an ACK moved una from @old_una. */
+void ep_check_retired(struct ep *e, u32 old_una);
 /* Shadow: @psn was committed now (fails if it was before). */
 void ep_mark_seen(struct ep *e, u32 psn);
 

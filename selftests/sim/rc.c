@@ -27,6 +27,9 @@
 
 #ifdef SIM_HAVE_RESP
 #include "responder.h"
+#ifdef SIM_HAVE_COMP
+#include "completer.h"
+#endif
 
 #define RC_MAX_CONN	2
 #define RC_NMR		3
@@ -116,6 +119,12 @@ struct rc_conn {
 	bool dereg_done;
 	u32 dereg_mr;
 	u64 dereg_at;
+	/* requester QP on the core completer (else this file's own) */
+	bool use_comp;
+	bool cq_fail_pending;
+	struct mrc_req *q;
+	struct mrc_env qenv;
+	struct sim_timer qtimer[MRC_TIMER_MAX];
 };
 
 static struct rc_conn *rc;
@@ -992,6 +1001,664 @@ static const struct ep_ops req_ops = {
 	.waiting = req_waiting,
 };
 
+/* ================================= requester QP on the core completer */
+
+#ifdef SIM_HAVE_COMP
+/*
+ * The requester QP's send side as the module has it: struct mrc_req, its
+ * ACKs, NAKs, responses and completions run by the core completer
+ * (completer.c); segmentation, spraying, retransmission and the timer
+ * rules are this file's port of kernel/tx.c (the requester engine is not
+ * in the core yet).
+ */
+static u64 comp_trans[MRC_COMP_NSTATES][MRC_COMP_NSTATES];
+
+#define CQ_NSWQ		128	/* >= the largest sq_depth, power of two */
+#define CQ_SWQE_SIZE	(sizeof(struct mrc_swqe) + sizeof(struct mrc_sge))
+
+static void creq_flush(struct rc_conn *c);
+
+static u64 cq_now(void *ctx)
+{
+	(void)ctx;
+	return W.now;
+}
+
+static void cq_emit(void *ctx, const struct mrc_pkt *p,
+		    const struct mrc_src *src, unsigned int flags)
+{
+	(void)ctx; (void)src; (void)flags;
+	sim_fail("completer emitted opcode %u", p->opcode);
+}
+
+static void cq_qp_error(void *ctx, u8 event)
+{
+	struct rc_conn *c = ctx;
+
+	(void)event;
+	c->q->failed = 1;
+	c->cq_fail_pending = true;
+}
+
+static void cq_timer_arm(void *ctx, u8 t, u32 us)
+{
+	struct rc_conn *c = ctx;
+
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	timer_arm(&c->qtimer[t], us);
+}
+
+static void cq_timer_cancel(void *ctx, u8 t)
+{
+	struct rc_conn *c = ctx;
+
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	timer_cancel(&c->qtimer[t]);
+}
+
+static bool cq_timer_pending(void *ctx, u8 t)
+{
+	struct rc_conn *c = ctx;
+
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	return c->qtimer[t].armed;
+}
+
+static void cq_count(void *ctx, u8 counter, u32 n)
+{
+	(void)ctx;
+	(void)n;
+	if (counter == MRC_CNT_SPURIOUS_RTO)
+		COV(cc_undo);
+}
+
+static void cq_transition(void *ctx, u8 engine, u8 from, u8 to)
+{
+	(void)ctx;
+	if (engine == MRC_ENG_COMP && from < MRC_COMP_NSTATES &&
+	    to < MRC_COMP_NSTATES)
+		comp_trans[from][to]++;
+}
+
+/* A send completion: SQ order, exactly once, results against the model. */
+static int cq_post_scqe(void *ctx, const struct mrc_swqe *sw, u8 status)
+{
+	struct rc_conn *c = ctx;
+	u32 i = (u32)sw->wr_id;
+	struct rc_wr *w = &c->wr[i];
+
+	SIM_CHECK(i == c->done_wr, "send completion of WR %u, expected %u "
+		  "(SQ order)", i, c->done_wr);
+	SIM_CHECK(!w->done, "WR %u completed twice", i);
+	w->done = true;
+	w->status = status;
+	c->done_wr++;
+	if (status != MRC_WC_SUCCESS) {
+		COV(req_cqe_err);
+		SIM_CHECK(W.f.dereg || W.f.qp_err || W.f.access || c->strict ||
+			  c->rsp_err,
+			  "WR %u (kind %u, psn %u) completed with status %u in "
+			  "a run without error faults", i, w->kind,
+			  sw->first_psn, status);
+		return 0;
+	}
+	if (w->kind == WR_READ)
+		SIM_CHECK(!memcmp(w->got, w->data, w->len),
+			  "READ WR %u (psn %u, %u bytes at %llx) returned data "
+			  "that differs from the reference (stale: an earlier "
+			  "WRITE not seen?)", i, sw->first_psn, w->len,
+			  (unsigned long long)w->va);
+	if (w->kind == WR_CAS || w->kind == WR_FAA)
+		SIM_CHECK(w->orig_got == w->orig_expect,
+			  "atomic WR %u (psn %u) returned %llx, the reference "
+			  "says %llx", i, sw->first_psn,
+			  (unsigned long long)w->orig_got,
+			  (unsigned long long)w->orig_expect);
+	c->ok_wr++;
+	W.ops_done++;
+	COV(req_cqe_ok);
+	return 0;
+}
+
+static void cq_sq_consumed(void *ctx, u32 tail)
+{
+	(void)ctx;
+	(void)tail;
+}
+
+static int cq_sq_copy(void *ctx, const struct mrc_swqe *sw, u64 offset,
+		      const struct mrc_src *src, u32 len)
+{
+	struct rc_conn *c = ctx;
+	struct rc_wr *w = &c->wr[sw->wr_id];
+
+	SIM_CHECK(src->buf, "response without a linear source");
+	if (w->kind == WR_READ) {
+		SIM_CHECK(offset + len <= w->len, "READ response beyond %u",
+			  w->len);
+		memcpy(w->got + offset, (const u8 *)src->buf + src->off, len);
+		w->rcvd += len;
+	} else {
+		SIM_CHECK(offset == 0 && len == 8, "atomic response %llu+%u",
+			  (unsigned long long)offset, len);
+		memcpy(&w->orig_got, (const u8 *)src->buf + src->off, 8);
+		SIM_CHECK(!w->rcvd++, "atomic WR response placed twice");
+	}
+	return MRC_COPY_OK;
+}
+
+static const struct mrc_env_ops cq_env_ops = {
+	.now_us = cq_now,
+	.emit = cq_emit,
+	.qp_error = cq_qp_error,
+	.timer_arm = cq_timer_arm,
+	.timer_cancel = cq_timer_cancel,
+	.timer_pending = cq_timer_pending,
+	.count = cq_count,
+	.transition = cq_transition,
+	.post_scqe = cq_post_scqe,
+	.sq_consumed = cq_sq_consumed,
+	.sq_copy = cq_sq_copy,
+};
+
+/* After every call into the completer: the environment's flush. */
+static void cq_after(struct rc_conn *c)
+{
+	if (c->cq_fail_pending) {
+		c->cq_fail_pending = false;
+		creq_flush(c);
+	}
+}
+
+/* Build the packet of outgoing @psn from its descriptor. */
+static void creq_build(struct rc_conn *c, u32 psn, struct mrc_pkt *p,
+		       u8 *payload)
+{
+	const struct mrc_txd *d = &c->q->pkt[psn & (MRC_WND - 1)];
+	const struct mrc_swqe *sw = mrc_req_swqe(c->q, d->idx);
+	const struct rc_wr *w = &c->wr[sw->wr_id];
+
+	memset(p, 0, sizeof(*p));
+	SIM_CHECK(d->kind == MRC_TXD_REQ, "txd of psn %u kind %u", psn,
+		  d->kind);
+	p->opcode = d->opcode;
+	p->flags = d->flags;
+	p->psn = psn;
+	p->payload_len = d->len;
+	if (d->len)
+		memcpy(payload, w->data + d->offset, d->len);
+	switch (d->opcode) {
+	case MRC_OP_WRITE:
+	case MRC_OP_WRITE_IMM:
+		p->write.va = w->va;
+		p->write.rkey = c->mr[w->mr].rkey;
+		p->write.msg_len = w->len;
+		p->write.offset = d->offset;
+		if (d->opcode == MRC_OP_WRITE_IMM) {
+			p->write.rmsn = w->rmsn;
+			p->write.imm = w->imm;
+		}
+		break;
+	case MRC_OP_SEND:
+	case MRC_OP_SEND_IMM:
+	case MRC_OP_SEND_INV:
+		p->send.rmsn = w->rmsn;
+		p->send.msg_len = w->len;
+		p->send.offset = d->offset;
+		p->send.imm = w->kind == WR_SEND_INV ? c->mr[w->mr].rkey :
+			      w->kind == WR_SEND_IMM ? w->imm : 0;
+		break;
+	case MRC_OP_READ_REQ:
+		p->read.va = w->va;
+		p->read.rkey = c->mr[w->mr].rkey;
+		p->read.len = w->len;
+		break;
+	default:
+		p->atomic.va = w->va;
+		p->atomic.rkey = c->mr[w->mr].rkey;
+		p->atomic.compare = w->compare;
+		p->atomic.swap_add = w->swap_add;
+		break;
+	}
+}
+
+static u8 creq_opcode(const struct rc_wr *w)
+{
+	static const u8 op[WR_NKIND] = {
+		[WR_WRITE] = MRC_OP_WRITE, [WR_WRITE_IMM] = MRC_OP_WRITE_IMM,
+		[WR_SEND] = MRC_OP_SEND, [WR_SEND_IMM] = MRC_OP_SEND_IMM,
+		[WR_SEND_INV] = MRC_OP_SEND_INV, [WR_READ] = MRC_OP_READ_REQ,
+		[WR_CAS] = MRC_OP_CMP_SWAP, [WR_FAA] = MRC_OP_FETCH_ADD,
+	};
+
+	return op[w->kind];
+}
+
+/* Take the next WR of the stream into the send WQE ring. */
+static bool creq_fetch(struct rc_conn *c)
+{
+	struct mrc_req *q = c->q;
+	struct mrc_swqe *sw;
+	struct rc_wr *w;
+
+	if (c->next_wr == c->nwr || q->sq_head - q->sq_tail >= c->sq_depth)
+		return false;
+	w = &c->wr[c->next_wr];
+	sw = mrc_req_swqe(q, q->sq_head);
+	memset(sw, 0, CQ_SWQE_SIZE);
+	sw->wr_id = c->next_wr;
+	sw->mrc_op = creq_opcode(w);
+	sw->len = wr_is_rdat(w) && w->kind != WR_READ ? 8 : w->len;
+	sw->remote_addr = w->va;
+	sw->rkey = c->mr[w->mr].rkey;
+	sw->msn = w->rmsn;
+	sw->rd_atomic = wr_is_rdat(w);
+	sw->signaled = 1;
+	sw->status = MRC_WC_SUCCESS;
+	sw->rnr_left = 7;
+	sw->num_sge = 1;
+	w->posted = true;
+	c->next_wr++;
+	q->sq_head++;
+	return true;
+}
+
+static void creq_xmit(struct rc_conn *c, struct mrc_pkt *p, const u8 *pl,
+		      u8 path)
+{
+	struct ep *e = &c->req;
+
+	p->path_id = path;
+	p->dst_qpn = e->peer_qpn;
+	p->tsval = (u32)W.now;
+	fab_send(e->node, e->peer_node, c->q->paths.p[path].sport, p, pl);
+}
+
+/* tx.c's send loop: PROBE, retransmissions, then new packets. */
+static void creq_pump(struct ep *e)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	struct mrc_req *q = c->q;
+	u8 payload[EP_MTU_MAX];
+	struct mrc_swqe *sw;
+	struct mrc_pkt p;
+	u32 psn, ppsn, chunk;
+	struct rc_wr *w;
+	int path;
+
+	while (!q->failed && !c->req_err) {
+		if (q->probe_due) {
+			memset(&p, 0, sizeof(p));
+			p.opcode = MRC_OP_PROBE;
+			p.flags = MRC_F_ACKREQ;
+			p.psn = q->probe_psn;
+			q->probe_due = 0;
+			COV(req_probe);
+			creq_xmit(c, &p, NULL, 0);
+			continue;
+		}
+		if (q->rnr_wait)
+			break;
+		if (q->sb.nlost) {
+			if (mrc_sb_next_lost(&q->sb, &psn))
+				sim_fail("nlost %u but no lost psn",
+					 q->sb.nlost);
+			path = mrc_paths_pick(&q->paths, q->sb.inflight);
+			if (path < 0) {
+				COV(path_full);
+				break;
+			}
+			SIM_CHECK(!mrc_sb_on_retx(&q->sb, psn, path, W.now,
+						  &ppsn), "retx of %u", psn);
+			creq_build(c, psn, &p, payload);
+			p.ppsn = ppsn;
+			p.flags |= MRC_F_RETX;
+			COV(sb_retx);
+			creq_xmit(c, &p, payload, path);
+			mrc_req_arm_rto(q, &c->qenv, false);
+			continue;
+		}
+		if (q->stop_new || !mrc_sb_can_send(&q->sb))
+			break;
+		if (q->sq_seg == q->sq_head && !creq_fetch(c))
+			break;
+		sw = mrc_req_swqe(q, q->sq_seg);
+		w = &c->wr[sw->wr_id];
+		if (!sw->seg_off && !sw->first_psn && sw->rd_atomic &&
+		    q->rd_atomic_out >= c->rd_atomic)
+			break;
+		if (sw->seg_off == 0 && w->fence && q->rd_atomic_out &&
+		    q->sq_seg != q->sq_tail)
+			break;
+		path = mrc_paths_pick(&q->paths, q->sb.inflight);
+		if (path < 0) {
+			COV(path_full);
+			break;
+		}
+		chunk = wr_is_rdat(w) ? 0 : min_t(u32, ep_mtu,
+						   w->len - sw->seg_off);
+		SIM_CHECK(!mrc_sb_send_new(&q->sb, path, W.now, q->sq_seg,
+					   &psn, &ppsn), "send_new");
+		q->pkt[psn & (MRC_WND - 1)] = (struct mrc_txd){
+			.kind = MRC_TXD_REQ,
+			.opcode = sw->mrc_op,
+			.flags = (sw->seg_off ? 0 : MRC_F_FIRST) |
+				 (sw->seg_off + chunk == w->len ||
+				  wr_is_rdat(w) ? MRC_F_LAST : 0),
+			.len = chunk,
+			.idx = q->sq_seg,
+			.offset = sw->seg_off,
+			.msg_len = w->len,
+		};
+		if (!sw->seg_off)
+			sw->first_psn = w->first_psn = psn;
+		sw->seg_off += chunk;
+		if (sw->seg_off == w->len || wr_is_rdat(w)) {
+			sw->last_psn = w->last_psn = psn;
+			sw->segmented = 1;
+			if (sw->rd_atomic)
+				q->rd_atomic_out++;
+			q->sq_seg++;
+		}
+		creq_build(c, psn, &p, payload);
+		p.ppsn = ppsn;
+		COV(sb_new);
+		creq_xmit(c, &p, payload, path);
+		mrc_req_arm_rto(q, &c->qenv, false);
+	}
+}
+
+/* tx.c's tp_on_timer: TLP, then RTOs that probe each silent path. */
+static void creq_rto(struct rc_conn *c)
+{
+	struct mrc_req *q = c->q;
+	u16 lost[MRC_MAX_PATHS] = { 0 };
+	u32 i, n, psn, age, busy = 0, stale = 0;
+	bool blame;
+
+	if (q->failed || c->req_err)
+		return;
+	if (!mrc_sb_outstanding(&q->sb)) {
+		if (q->rd_atomic_out)
+			mrc_comp_resp_timer(q, &c->qenv);
+		goto out;
+	}
+	if (q->tlp_armed) {
+		q->tlp_armed = 0;
+		q->tlp_done = 1;
+		if (!mrc_sb_tlp_psn(&q->sb, &psn) &&
+		    mrc_sb_state_of(&q->sb, psn) == MRC_SB_INFLIGHT) {
+			mrc_sb_mark_lost_cause(&q->sb, psn, MRC_LOSS_TLP);
+			COV(tlp_fired);
+			COV(sb_lost_tlp);
+		}
+		goto out;
+	}
+	COV(rto_fired);
+	age = q->rto_armed_us ? q->rto_armed_us : mrc_req_rto_interval(q);
+	for (i = 0; i < q->paths.n; i++)
+		busy += q->sb.inflight[i] ? 1 : 0;
+	n = mrc_sb_mark_stale_lost_n(&q->sb, W.now, age, lost, 1);
+	if (n && !q->undo_armed) {
+		for (i = 0; i < q->paths.n; i++)
+			mrc_cc_save(&q->paths.p[i].cc, &q->cc_saved[i]);
+		q->undo_armed = 1;
+		q->undo_ts = (u32)W.now;
+	}
+	if (n)
+		COV(sb_lost_rto);
+	for (i = 0; i < q->paths.n; i++)
+		stale += lost[i] ? 1 : 0;
+	blame = stale < busy || busy == 1;
+	for (i = 0; i < q->paths.n; i++) {
+		if (!lost[i])
+			continue;
+		COV(path_timeout);
+		if (!blame) {
+			mrc_rtt_backoff(&q->paths.p[i].rtt);
+			mrc_cc_on_timeout(&q->paths.p[i].cc);
+			continue;
+		}
+		if (mrc_paths_on_timeout(&q->paths, i)) {
+			mrc_paths_replace(&q->paths, i);
+			mrc_sb_mark_inflight_lost(&q->sb, i);
+			COV(path_replaced);
+		}
+	}
+	if (n) {
+		q->retries++;
+		if (mrc_comp_give_up(q, W.now)) {
+			COV(giveup);
+			SIM_CHECK(c->rsp_err || c->req.stale_ok,
+				  "qp %u: gives up although its peer is alive",
+				  c->req.qpn);
+			mrc_comp_fail_oldest(q, &c->qenv,
+					     MRC_WC_RETRY_EXC_ERR);
+		}
+	}
+out:
+	mrc_comp_complete(q, &c->qenv);
+	cq_after(c);
+	creq_pump(&c->req);
+	if (!q->failed)
+		mrc_req_arm_rto(q, &c->qenv, false);
+}
+
+static void cq_timer_fn(void *arg)
+{
+	struct sim_timer *t = arg;
+	struct rc_conn *c = NULL;
+	u32 i;
+
+	for (i = 0; i < rc_n && !c; i++)
+		if (t >= rc[i].qtimer && t < rc[i].qtimer + MRC_TIMER_MAX)
+			c = &rc[i];
+	if (!c || c->req_err)
+		return;
+	if (t == &c->qtimer[MRC_TIMER_RTO]) {
+		creq_rto(c);
+	} else if (t == &c->qtimer[MRC_TIMER_RNR]) {
+		c->q->rnr_wait = 0;
+		creq_pump(&c->req);
+	}
+}
+
+static void creq_on_ack(struct ep *e, const struct mrc_pkt *p)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	struct mrc_req *q = c->q;
+	u32 old = q->sb.una;
+
+	if (q->failed || c->req_err)
+		return;
+	q->heard_us = W.now;
+	if (p->ack.syndrome == MRC_SYN_RNR)
+		COV(req_rnr_retry);
+	if (W.o->verbose > 2 && p->ack.syndrome)
+		printf("t=%llu qp %u: NAK %u psn %u (cum %u una %u nxt %u "
+		       "tail %u seg %u)\n", (unsigned long long)W.now, e->qpn,
+		       p->ack.syndrome, p->ack.nak_psn - e->isn_tx,
+		       p->ack.cum_psn - e->isn_tx, q->sb.una - e->isn_tx,
+		       q->sb.nxt - e->isn_tx, q->sq_tail, q->sq_seg);
+	if (mrc_comp_ack(q, &c->qenv, &p->ack, false)) {
+		COV(sb_ack_rejected);
+		SIM_CHECK(e->stale_ok ||
+			  mrc_seq_diff(q->sb.una, p->ack.cum_psn) > 4 * MRC_WND,
+			  "qp %u: ACK cum %u rejected by the completer, una %u "
+			  "nxt %u", e->qpn, p->ack.cum_psn, q->sb.una,
+			  q->sb.nxt);
+	} else {
+		ep_check_retired(e, old);
+	}
+	cq_after(c);
+	if (q->want_tx) {
+		q->want_tx = 0;
+		creq_pump(e);
+	}
+}
+
+static int creq_next(struct ep *e, struct mrc_pkt *p, u8 *payload)
+{
+	(void)e; (void)p; (void)payload;
+	return 0;
+}
+
+/* A READ/atomic response in the responder's PSN space: the completer. */
+static int creq_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
+		     u8 *syn)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	struct mrc_src src = { .pkt = NULL, .buf = payload, .off = 0 };
+
+	(void)syn;
+	SIM_CHECK(p->opcode == MRC_OP_READ_RESP ||
+		  p->opcode == MRC_OP_ATOMIC_RESP, "requester got opcode %u",
+		  p->opcode);
+	return mrc_comp_resp(c->q, &c->qenv, p, &src) ? EP_DROP : EP_PLACED;
+}
+
+static void creq_committed(struct ep *e, int r)
+{
+	struct rc_conn *c = conn_of_ep(e);
+
+	(void)r;
+	c->q->retries = 0;
+	mrc_comp_complete(c->q, &c->qenv);
+	cq_after(c);
+	mrc_req_arm_rto(c->q, &c->qenv, false);
+}
+
+static void creq_acked(struct ep *e)
+{
+	(void)e;
+}
+
+static void creq_nak(struct ep *e, u8 syn, u32 psn)
+{
+	sim_fail("qp %u: ep NAK %u psn %u with the completer", e->qpn, syn,
+		 psn);
+}
+
+/* The QP goes to ERR: flush what the completer did not complete. */
+static void creq_flush(struct rc_conn *c)
+{
+	u32 i;
+
+	if (c->req_err)
+		return;
+	c->req_err = true;
+	c->q->failed = 1;
+	for (i = c->done_wr; i < c->nwr; i++) {
+		c->wr[i].done = true;
+		c->wr[i].status = MRC_WC_WR_FLUSH_ERR;
+		COV(req_flush);
+	}
+	c->done_wr = c->nwr;
+	for (i = 0; i < MRC_TIMER_MAX; i++)
+		timer_cancel(&c->qtimer[i]);
+	ep_error(&c->req, 0, 0);
+}
+
+static void creq_error(struct ep *e)
+{
+	creq_flush(conn_of_ep(e));
+}
+
+static const struct ep_ops creq_ops = {
+	.next = creq_next,
+	.recv = creq_recv,
+	.committed = creq_committed,
+	.acked = creq_acked,
+	.nak = creq_nak,
+	.error = creq_error,
+	.pump = creq_pump,
+	.on_ack = creq_on_ack,
+};
+
+/* A new life of the requester QP on the core completer. */
+static void creq_start(struct rc_conn *c, u32 isn, u32 npaths)
+{
+	struct mrc_req *q = c->q;
+	struct mrc_path_cfg cfg;
+	u8 *swq = q->swq;
+	u32 i;
+
+	memset(q, 0, sizeof(*q));
+	q->swq = swq;
+	q->nswq = CQ_NSWQ;
+	q->swqe_size = CQ_SWQE_SIZE;
+	q->cfg.ib_timeout_us = 67108;	/* IB timeout 14 */
+	q->cfg.rto_floor_us = 2000;
+	q->cfg.retry_cnt = 7;
+	q->cfg.rnr_retry = 7;
+	mrc_sb_init(&q->sb, isn, 0, MRC_DUPTHRESH_DEFAULT);
+	mrc_path_cfg_default(&cfg);
+	cfg.npaths = npaths;
+	cfg.seed = (u32)rng_next(&W.rng);
+	mrc_paths_init(&q->paths, &cfg);
+	q->anchored = 1;
+	q->progress_us = q->heard_us = W.now;
+	for (i = 0; i < MRC_TIMER_MAX; i++)
+		timer_cancel(&c->qtimer[i]);
+	c->cq_fail_pending = false;
+	c->req.sbp = &q->sb;
+	c->req.pathsp = &q->paths;
+}
+
+static void creq_coverage(void)
+{
+	static const u8 edges[][2] = {
+		{ MRC_COMP_ANCHOR, MRC_COMP_DONE },
+		{ MRC_COMP_APPLY, MRC_COMP_DONE },
+		{ MRC_COMP_APPLY, MRC_COMP_UNDO },
+		{ MRC_COMP_APPLY, MRC_COMP_PATHS },
+		{ MRC_COMP_UNDO, MRC_COMP_PATHS },
+		{ MRC_COMP_PATHS, MRC_COMP_PROGRESS },
+		{ MRC_COMP_PATHS, MRC_COMP_COMPLETE },
+		{ MRC_COMP_PATHS, MRC_COMP_NAK_RNR },
+		{ MRC_COMP_PATHS, MRC_COMP_NAK_ERR },
+		{ MRC_COMP_PROGRESS, MRC_COMP_COMPLETE },
+		{ MRC_COMP_PROGRESS, MRC_COMP_NAK_RNR },
+		{ MRC_COMP_PROGRESS, MRC_COMP_NAK_ERR },
+		{ MRC_COMP_NAK_RNR, MRC_COMP_COMPLETE },
+		{ MRC_COMP_NAK_ERR, MRC_COMP_COMPLETE },
+		{ MRC_COMP_COMPLETE, MRC_COMP_REARM },
+		{ MRC_COMP_REARM, MRC_COMP_DONE },
+	};
+	u32 i, j, n;
+	bool known;
+
+	printf("completer engine transitions (from -> to: count):\n");
+	for (i = 0; i < ARRAY_SIZE(edges); i++)
+		printf("  %-13s -> %-13s %12llu\n",
+		       mrc_comp_state_name(edges[i][0]),
+		       mrc_comp_state_name(edges[i][1]),
+		       (unsigned long long)comp_trans[edges[i][0]][edges[i][1]]);
+	for (i = 0; i < MRC_COMP_NSTATES; i++)
+		for (j = 0; j < MRC_COMP_NSTATES; j++) {
+			if (!comp_trans[i][j])
+				continue;
+			known = false;
+			for (n = 0; n < ARRAY_SIZE(edges); n++)
+				if (edges[n][0] == i && edges[n][1] == j)
+					known = true;
+			if (!known)
+				printf("  %-13s -> %-13s %12llu (not in the "
+				       "table)\n", mrc_comp_state_name(i),
+				       mrc_comp_state_name(j),
+				       (unsigned long long)comp_trans[i][j]);
+		}
+	printf("completer transitions unreached:");
+	for (n = 0, i = 0; i < ARRAY_SIZE(edges); i++)
+		if (!comp_trans[edges[i][0]][edges[i][1]]) {
+			printf(" %s->%s", mrc_comp_state_name(edges[i][0]),
+			       mrc_comp_state_name(edges[i][1]));
+			n++;
+		}
+	printf("%s\n", n ? "" : " none");
+}
+#endif /* SIM_HAVE_COMP */
+
 /* ====================================================== the stream */
 
 static void rc_fill(u8 *b, u32 n)
@@ -1202,6 +1869,16 @@ static void rc_rx(u32 node, const struct mrc_pkt *p, const u8 *payload,
 			return;
 		}
 		if (rc[i].rsp.node == node && rc[i].rsp.qpn == p->dst_qpn) {
+			if (p->opcode == MRC_OP_PROBE) {
+				/* as the kernel adapter: answer, or re-NAK */
+				if (mrc_resp_ready(rc[i].r))
+					mrc_resp_send_ack(rc[i].r, &rc[i].env,
+							  MRC_SYN_ACK, 0);
+				else
+					mrc_resp_renak(rc[i].r, &rc[i].env, p);
+				rc_after_engine(&rc[i]);
+				return;
+			}
 			ep_on_pkt(&rc[i].rsp, p, payload, ce);
 			return;
 		}
@@ -1280,6 +1957,13 @@ static void rc_cleanup(void)
 		}
 		ep_free(&c->req);
 		ep_free(&c->rsp);
+#ifdef SIM_HAVE_COMP
+		for (k = 0; k < MRC_TIMER_MAX; k++)
+			timer_cancel(&c->qtimer[k]);
+		if (c->q)
+			free(c->q->swq);
+		free(c->q);
+#endif
 		rc_free_life(c);
 		for (k = 0; k < RC_NMR; k++) {
 			free(c->mr[k].mem);
@@ -1331,7 +2015,8 @@ static void rc_qperr_ev(void *arg, u64 x)
 			rc_after_engine(c);
 		}
 	} else if (!c->req_err) {
-		req_complete(c);
+		if (!c->use_comp)
+			req_complete(c);
 		ep_error(&c->req, 0, 0);
 	}
 }
@@ -1352,6 +2037,12 @@ static void rc_life(u32 nwr)
 		c->req.life = c->rsp.life = life;
 		ep_init(&c->req, c->req.node, c->rsp.node, c->req.qpn,
 			c->rsp.qpn, isn_q, isn_s, np, &req_ops, c);
+#ifdef SIM_HAVE_COMP
+		if (c->use_comp) {
+			c->req.ops = &creq_ops;
+			creq_start(c, isn_q, np);
+		}
+#endif
 		ep_init(&c->rsp, c->rsp.node, c->req.node, c->rsp.qpn,
 			c->req.qpn, isn_s, isn_q, np, &rsp_ops, c);
 		c->req.peer = &c->rsp;
@@ -1413,9 +2104,9 @@ static void rc_life(u32 nwr)
 					 "responder cum %u rspq %u held %u; "
 					 "errors %d/%d)", c->req.qpn, c->done_wr,
 					 c->nwr, c->next_wr,
-					 c->req.sb.una - c->req.isn_tx,
-					 c->req.sb.nxt - c->req.isn_tx,
-					 c->req.sb.nlost,
+					 c->req.sbp->una - c->req.isn_tx,
+					 c->req.sbp->nxt - c->req.isn_tx,
+					 c->req.sbp->nlost,
 					 c->r->rx.cum - c->req.isn_tx,
 					 mrc_rspq_len(&c->r->rspq), c->nheld,
 					 c->req_err, c->rsp_err);
@@ -1501,6 +2192,29 @@ void scn_rc(void)
 		c->strict = W.o->strict;
 		for (k = 0; k < MRC_TIMER_MAX; k++)
 			timer_init(&c->etimer[k], rc_etimer_fn, &c->etimer[k]);
+#ifdef SIM_HAVE_COMP
+		/* the requester QP: the core completer in half the runs */
+		/*
+		 * Not by default in runs with error faults: a fatal NAK
+		 * beyond a hole livelocks it (finding, see design.rst).
+		 */
+		c->use_comp = W.o->requester ? W.o->requester == 2 :
+			      rng_below(&W.rng, 2) && !W.f.dereg &&
+			      !W.f.qp_err && !W.f.access;
+		if (c->use_comp) {
+			c->q = calloc(1, sizeof(*c->q));
+			if (!c->q)
+				abort();
+			c->q->swq = calloc(CQ_NSWQ, CQ_SWQE_SIZE);
+			if (!c->q->swq)
+				abort();
+			c->qenv.ops = &cq_env_ops;
+			c->qenv.ctx = c;
+			for (k = 0; k < MRC_TIMER_MAX; k++)
+				timer_init(&c->qtimer[k], cq_timer_fn,
+					   &c->qtimer[k]);
+		}
+#endif
 		for (k = 0; k < RC_NMR; k++) {
 			struct rc_mr *m = &c->mr[k];
 
@@ -1520,8 +2234,9 @@ void scn_rc(void)
 	}
 	lives = W.f.reset ? 2 : 1;
 	snprintf(W.what, sizeof(W.what),
-		 "rc: %u qps x %u WRs x %u lives, mtu %u, faults %s%s%s%s%s%s",
-		 nconn, nwr, lives, ep_mtu,
+		 "rc: %u qps x %u WRs x %u lives, mtu %u, %s requester, "
+		 "faults %s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
+		 rc[0].use_comp ? "completer" : "sim",
 		 W.f.loss_ppm || W.f.burst_ppm ? "loss " : "",
 		 W.f.reorder_ppm ? "reorder " : "", W.f.dup_ppm ? "dup " : "",
 		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr " : "",
@@ -1617,6 +2332,9 @@ void rc_coverage(void)
 			n++;
 		}
 	printf("%s\n", n ? "" : " none");
+#ifdef SIM_HAVE_COMP
+	creq_coverage();
+#endif
 }
 
 #else /* !SIM_HAVE_RESP */

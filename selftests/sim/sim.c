@@ -35,7 +35,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: sim [--seeds N] [--seed S] [--scenario stream|rc|all]\n"
 		"           [--faults SPEC] [--ops N] [--coverage] [--strict]\n"
-		"           [--first-fail] [--quiet] [-v]\n"
+		"           [--first-fail] [--requester sim|core] [--quiet] [-v]\n"
 		"SPEC: all (default: each fault on in some runs), none, or a\n"
 		"      list of loss,burst,reorder,dup,corrupt,blackhole,flap,\n"
 		"      spike,rnr,dereg,qperr,reset,spurious,access,stale\n");
@@ -94,8 +94,10 @@ static int run_one(const struct sim_opts *o)
 		       failed ? "\n  " : "", failed ? sim_fail_msg : "");
 	if (failed)
 		printf("  replay: selftests/sim/sim --seed %llu --scenario %s "
-		       "--faults %s --ops %u%s\n", (unsigned long long)o->seed,
-		       scn, o->faults, o->ops, o->strict ? " --strict" : "");
+		       "--faults %s --ops %u%s%s\n", (unsigned long long)o->seed,
+		       scn, o->faults, o->ops, o->strict ? " --strict" : "",
+		       o->requester == 1 ? " --requester sim" :
+		       o->requester == 2 ? " --requester core" : "");
 	if (W.cleanup)
 		W.cleanup();
 	W.step_check = NULL;
@@ -115,6 +117,7 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' },
 		{ "strict", no_argument, 0, 'S' },
 		{ "first-fail", no_argument, 0, 'F' },
+		{ "requester", required_argument, 0, 'R' },
 		{ "verbose", no_argument, 0, 'v' },
 		{ 0 }
 	};
@@ -136,6 +139,10 @@ int main(int argc, char **argv)
 		case 'q': quiet = true; break;
 		case 'S': o.strict = true; break;
 		case 'F': first_fail = true; break;
+		case 'R':
+			o.requester = !strcmp(optarg, "sim") ? 1 :
+				      !strcmp(optarg, "core") ? 2 : 0;
+			break;
 		case 'v': o.verbose++; break;
 		default: usage();
 		}

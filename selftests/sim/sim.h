@@ -117,6 +117,8 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(req_flush, "requester: flushed WR") \
 	X(req_rnr_retry, "requester: RNR retry") \
 	X(req_fence, "requester: fenced WR (after READ/atomics)") \
+	X(req_probe, "requester: PROBE for an awaited response") \
+	X(cc_undo, "completer: spurious timeout undone") \
 	X(op_write, "op: WRITE") \
 	X(op_write_imm, "op: WRITE_IMM") \
 	X(op_send, "op: SEND") \
@@ -233,6 +235,7 @@ struct sim_opts {
 	const char *faults;	/* spec */
 	const char *scenario;	/* "stream", "rc" */
 	u32 ops;		/* WRs (rc) or packets (stream) per run */
+	u8 requester;		/* rc: 0 either, 1 the sim's, 2 core completer */
 	bool strict;		/* rc: no fences: a later WRITE/atomic/SEND_INV
 				   may pass a READ/atomic, as IB allows, but
 				   the reference is strict PSN order */

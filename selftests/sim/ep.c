@@ -207,6 +207,13 @@ void ep_pump(struct ep *e)
 			p = s->p;
 			p.ppsn = se->ppsn;
 			p.flags |= MRC_F_RETX;
+			/*
+			 * now and then as if from far beyond the window (no
+			 * receiver's cum gets there within a run)
+			 */
+			if (!rng_below(&W.rng, 4))
+				p.psn = e->sbp->nxt + (1U << 24) +
+					(u32)rng_below(&W.rng, 64);
 			COV(f_spurious_retx);
 			ep_xmit(e, &p, s->payload, se->path);
 		}

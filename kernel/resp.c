@@ -42,6 +42,8 @@ TP_SAME(MRC_ACC_LOCAL_WRITE, IB_ACCESS_LOCAL_WRITE);
 TP_SAME(MRC_ACC_REMOTE_WRITE, IB_ACCESS_REMOTE_WRITE);
 TP_SAME(MRC_ACC_REMOTE_READ, IB_ACCESS_REMOTE_READ);
 TP_SAME(MRC_ACC_REMOTE_ATOMIC, IB_ACCESS_REMOTE_ATOMIC);
+TP_SAME(MRC_SEND_FENCE, IB_SEND_FENCE);
+TP_SAME(MRC_SEND_SOLICITED, IB_SEND_SOLICITED);
 
 /* ------------------------------------------------------ environment */
 
@@ -266,8 +268,11 @@ static void tp_env_count(void *ctx, u8 counter, u32 n)
 		[MRC_CNT_RETRY_EXC] = TP_STAT_RETRY_EXC,
 		[MRC_CNT_SPURIOUS_RETX] = TP_STAT_SPURIOUS_RETX,
 		[MRC_CNT_SPURIOUS_RTO] = TP_STAT_SPURIOUS_RTO,
+		[MRC_CNT_RTO] = TP_STAT_RTO,
 	};
 
+	if (counter == MRC_CNT_RTO)
+		tp_ctx_qp(ctx)->tp.s->rtos += n;
 	if (counter < MRC_CNT_MAX)
 		metaroce_tp_stat_add(tp_ctx_qp(ctx)->mdev, stat[counter], n);
 }
@@ -309,6 +314,23 @@ static void tp_env_trace_path(void *ctx, u32 path, u16 old_sport, u16 sport)
 				    old_sport, sport);
 }
 
+static void tp_env_trace_timer(void *ctx, bool tlp, u32 una, u32 nxt,
+			       u32 retries)
+{
+	trace_metaroce_timer(tp_ctx_qp(ctx)->ibqp.qp_num, tlp, una, nxt,
+			     retries);
+}
+
+static void tp_env_sq_fetch(void *ctx)
+{
+	metaroce_tp_fetch(tp_ctx_qp(ctx));
+}
+
+static void tp_env_local_op(void *ctx, struct mrc_swqe *w)
+{
+	metaroce_tp_local_op(tp_ctx_qp(ctx), w);
+}
+
 static int tp_env_comp_resp(void *ctx, const struct mrc_pkt *p,
 			    const struct mrc_src *src)
 {
@@ -342,9 +364,12 @@ const struct mrc_env_ops metaroce_tp_env_ops = {
 	.post_scqe = tp_env_post_scqe,
 	.sq_consumed = tp_env_sq_consumed,
 	.sq_copy = tp_env_sq_copy,
+	.sq_fetch = tp_env_sq_fetch,
+	.local_op = tp_env_local_op,
 	.count = tp_env_count,
 	.trace_ack = tp_env_trace_ack,
 	.trace_path = tp_env_trace_path,
+	.trace_timer = tp_env_trace_timer,
 	.comp_resp = tp_env_comp_resp,
 	.comp_progress = tp_env_comp_progress,
 };
@@ -369,6 +394,10 @@ void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,
 	rcfg->rto_floor_us = READ_ONCE(metaroce_tp_rto_floor_us);
 	rcfg->retry_cnt = qp->retry_cnt;
 	rcfg->rnr_retry = qp->rnr_retry;
+	rcfg->mtu = qp->tp.s->mtu;
+	rcfg->max_rd_atomic = qp->max_rd_atomic;
+	rcfg->ud = qp->ibqp.qp_type != IB_QPT_RC;
+	rcfg->running = qp->tp.s->running;
 }
 
 /* ------------------------------------------------------- responder */

@@ -5,10 +5,9 @@
  * The destination QP is looked up by number; a packet for a connected QP
  * must come from its peer and the QP must grant the remote access a
  * request needs (protocol.rst, "Peer validation"; the responder checks
- * the latter). The packet is then
- * handed, under the QP lock, to the completer (ACKs) or the responder
- * (everything sequenced, including the responses to this QP's own
- * requests).
+ * the latter). The packet is then handed, under the QP lock, to the
+ * completer (ACKs) or the responder (everything sequenced, including the
+ * responses to this QP's own requests).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -112,8 +111,8 @@ static bool tp_loopback_ok(const struct sk_buff *skb)
 
 /*
  * Does @skb come from the peer of connected @qp, to the QP's own address?
- * The address vector is set before the responder starts (RTR), and read under the QP
- * lock after it. A QP without one (RESET, INIT) has no peer yet: what
+ * The address vector is set before the responder starts (RTR), and read
+ * under the QP lock after it. A QP without one (RESET, INIT) has no peer yet: what
  * comes for it is dropped as not ready.
  */
 static bool tp_from_peer(const struct metaroce_qp *qp,

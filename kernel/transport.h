@@ -264,6 +264,8 @@ bool metaroce_tp_skb_ce(const struct sk_buff *skb);
 void metaroce_tp_schedule(struct metaroce_qp *qp);
 void metaroce_tp_run_inline(struct metaroce_qp *qp);
 void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart);
+void metaroce_tp_fetch(struct metaroce_qp *qp);
+void metaroce_tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w);
 extern unsigned int metaroce_tp_rto_floor_us;
 u64 metaroce_tp_ib_timeout_us(u8 timeout);
 struct sk_buff *metaroce_tp_build(struct metaroce_qp *qp,

@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * metaroce transport: the requester.
+ * metaroce transport: the requester's adapter.
  *
- * One work item per QP fetches send WQEs from the SQ ring (into a
- * validated kernel copy: a user slot is read exactly once), segments them
- * into packets of s->mtu bytes (tp_seg_size()), assigns PSN and path through the core
- * scoreboard and path table, and transmits. The same work sends the
- * responses to the peer's READs and atomics (they are sequenced in this
- * QP's PSN space too), retransmits the PSNs the scoreboard marks lost and
- * handles the retransmission timer (tail-loss probe, then RTO with
- * backoff) and the RNR wait.
- *
- * The packets of one request message always get consecutive PSNs:
- * responses are interleaved between messages only (resp.c relies on it).
+ * What to send next -- retransmissions, READ/atomic responses, request
+ * segments -- and what a timer expiry means is core/requester.c's
+ * decision; this file gives it the world. One work item per QP (or the
+ * doorbell / receive context, for a little) runs it: fetches send WQEs
+ * from the SQ ring into a validated kernel copy (a user slot is read
+ * exactly once), builds the packet each descriptor describes (payload
+ * from the WQE's SGEs or inline data, or from the MR of a READ), sends
+ * datagrams for UD, executes local operations, owns the hrtimers, the
+ * workqueue, the QP state hooks (init, modify, flush, reset, destroy)
+ * and restrack.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -483,7 +482,7 @@ static int tp_sq_producer(struct metaroce_qp *qp, u32 *prod)
 }
 
 /* Fetch WQEs from the ring while the kernel copy has room. */
-static void tp_fetch(struct metaroce_qp *qp)
+void metaroce_tp_fetch(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	u32 prod;
@@ -523,29 +522,22 @@ static enum metaroce_tp_stat tp_retx_stat(u8 cause)
 	return TP_STAT_RETX_TIMEOUT;
 }
 
-/* Retransmit lost PSNs while a path has room. */
-static int tp_retransmit(struct metaroce_qp *qp, struct sk_buff_head *q,
-			 int budget)
+/* Retransmit lost PSNs while a path has room (core/requester.c). */
+static int tp_retransmit(struct metaroce_qp *qp, const struct mrc_env *e,
+			 struct sk_buff_head *q, int budget)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	u64 now = tp_now_us();
+	struct mrc_req_out o;
 	struct sk_buff *skb;
-	u32 psn, ppsn;
-	int path, n = 0;
+	int n = 0;
 
-	while (n < budget && !mrc_sb_next_lost(&s->req.sb, &psn)) {
-		u8 cause = mrc_sb_cause(&s->req.sb, psn);
-
-		path = mrc_paths_pick(&s->req.paths, s->req.sb.inflight);
-		if (path < 0)
-			break;
-		if (mrc_sb_on_retx(&s->req.sb, psn, path, now, &ppsn))
-			break;
-		trace_metaroce_retransmit(qp->ibqp.qp_num, psn, path, cause);
-		skb = tp_build_psn(qp, psn, ppsn, path, true);
+	while (n < budget && !mrc_req_retx(&s->req, e, &o)) {
+		trace_metaroce_retransmit(qp->ibqp.qp_num, o.psn, o.path,
+					  o.cause);
+		skb = tp_build_psn(qp, o.psn, o.ppsn, o.path, true);
 		s->retx_pkts++;
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETX);
-		metaroce_tp_stat_inc(qp->mdev, tp_retx_stat(cause));
+		metaroce_tp_stat_inc(qp->mdev, tp_retx_stat(o.cause));
 		if (skb) {
 			__skb_queue_tail(q, skb);
 			n++;
@@ -556,86 +548,10 @@ static int tp_retransmit(struct metaroce_qp *qp, struct sk_buff_head *q,
 	return n;
 }
 
-/* Assign the next new PSN (0) or report that no window is open. */
-static int tp_new_psn(struct metaroce_tps *s, u32 *psn, u32 *ppsn, u8 *path)
-{
-	int p;
-
-	if (!mrc_sb_can_send(&s->req.sb))
-		return -1;
-	p = mrc_paths_pick(&s->req.paths, s->req.sb.inflight);
-	if (p < 0)
-		return -1;
-	if (mrc_sb_send_new(&s->req.sb, p, tp_now_us(), 0, psn, ppsn))
-		return -1;
-	*path = p;
-	return 0;
-}
-
-static struct mrc_txd *tp_desc(struct metaroce_tps *s, u32 psn)
-{
-	struct mrc_txd *d = &s->req.pkt[psn & (MRC_WND - 1)];
-
-	memset(d, 0, sizeof(*d));
-	return d;
-}
-
-/* Next packet of the oldest queued READ/atomic response. */
-static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	struct mrc_rsp *r = mrc_rspq_head(&s->resp.rspq);
-	struct mrc_txd *d;
-	u32 psn, ppsn, plen;
-	u8 path;
-
-	if (tp_new_psn(s, &psn, &ppsn, &path))
-		return NULL;
-	d = tp_desc(s, psn);
-	d->kind = r->kind;
-	d->req_psn = r->req_psn;
-	d->va = r->kind == TP_PKT_ARESP ? r->orig : r->va;
-	if (r->kind == TP_PKT_ARESP) {
-		d->opcode = MRC_OP_ATOMIC_RESP;
-		d->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ;
-		mrc_rspq_pop(&s->resp.rspq);
-	} else {
-		plen = min(r->len - r->off, s->mtu);
-		d->opcode = MRC_OP_READ_RESP;
-		d->rkey = r->rkey;
-		d->offset = r->off;
-		d->msg_len = r->len;
-		d->len = plen;
-		if (!r->off)
-			d->flags |= MRC_F_FIRST;
-		r->off += plen;
-		if (r->off == r->len) {
-			d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
-			mrc_rspq_pop(&s->resp.rspq);
-		}
-	}
-	return tp_build_psn(qp, psn, ppsn, path, false);
-}
-
-/* May the WQE at sq_seg start now (fence, max_rd_atomic)? */
-static bool tp_wqe_may_start(struct metaroce_qp *qp,
-			     struct mrc_swqe *w)
-{
-	struct metaroce_tps *s = qp->tp.s;
-
-	if (w->seg_off || w->status != IB_WC_SUCCESS)
-		return true;
-	if ((w->send_flags & IB_SEND_FENCE) && s->req.rd_atomic_out)
-		return false;
-	if (w->rd_atomic &&
-	    s->req.rd_atomic_out >= max_t(u32, qp->max_rd_atomic, 1))
-		return false;
-	return true;
-}
-
 /*
  * UD (and GSI) send: one unsequenced packet to the AH of the WQE. The WQE
- * is done once the packet has left, whether or not it arrives.
+ * is done once the packet has left, whether or not it arrives (the
+ * requester accounted it as done already).
  */
 static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 				  struct mrc_swqe *w)
@@ -647,9 +563,6 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 	void *pl;
 	int err = 0;
 
-	w->last_psn = s->req.sb.nxt - 1;
-	w->segmented = 1;
-	s->req.sq_seg++;
 	if (w->len > s->mtu) {
 		w->status = IB_WC_LOC_LEN_ERR;
 		return NULL;
@@ -704,7 +617,7 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 }
 
 /* Execute a fast-register or local-invalidate WQE (kernel ULPs). */
-static void tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w)
+void metaroce_tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w)
 {
 	int err;
 
@@ -724,105 +637,31 @@ static void tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w)
 }
 
 /*
- * Next packet of the WQE being segmented. Returns the skb, NULL with
- * *stop set when blocked, NULL without it when a WQE finished with no
- * packet (error).
- */
-static struct sk_buff *tp_next_req(struct metaroce_qp *qp, bool *stop)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	struct mrc_swqe *w = tp_swqe(s, s->req.sq_seg);
-	struct mrc_txd *d;
-	u32 psn, ppsn, plen = 0;
-	u8 path;
-
-	if (w->status != IB_WC_SUCCESS) {
-		w->segmented = 1;
-		s->req.sq_seg++;
-		s->req.stop_new = true;
-		return NULL;
-	}
-	if (w->opcode == METAROCE_WR_REG_MR ||
-	    w->opcode == IB_UVERBS_WR_LOCAL_INV) {
-		if (!tp_wqe_may_start(qp, w)) {
-			*stop = true;
-			return NULL;
-		}
-		tp_local_op(qp, w);
-		/* completes once everything before it is acknowledged */
-		w->last_psn = s->req.sb.nxt - 1;
-		w->segmented = 1;
-		s->req.sq_seg++;
-		return NULL;
-	}
-	if (qp->ibqp.qp_type != IB_QPT_RC)
-		return tp_ud_send(qp, w);
-	if (!tp_wqe_may_start(qp, w) || tp_new_psn(s, &psn, &ppsn, &path)) {
-		*stop = true;
-		return NULL;
-	}
-	d = tp_desc(s, psn);
-	d->kind = TP_PKT_REQ;
-	d->opcode = w->mrc_op;
-	d->idx = s->req.sq_seg;
-	d->offset = w->seg_off;
-	d->msg_len = w->len;
-	if (mrc_op_has_payload(w->mrc_op))
-		plen = min(w->len - w->seg_off, s->mtu);
-	d->len = plen;
-	if (!w->seg_off) {
-		d->flags |= MRC_F_FIRST;
-		w->first_psn = psn;
-	}
-	w->seg_off += plen;
-	if (!mrc_op_has_payload(w->mrc_op) || w->seg_off == w->len) {
-		d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
-		if ((w->send_flags & IB_SEND_SOLICITED) &&
-		    (w->mrc_op == MRC_OP_SEND || w->mrc_op == MRC_OP_SEND_IMM ||
-		     w->mrc_op == MRC_OP_SEND_INV ||
-		     w->mrc_op == MRC_OP_WRITE_IMM))
-			d->flags |= MRC_F_SOLICIT;
-		w->last_psn = psn;
-		w->segmented = 1;
-		if (w->rd_atomic)
-			s->req.rd_atomic_out++;
-		s->req.sq_seg++;
-	}
-	return tp_build_psn(qp, psn, ppsn, path, false);
-}
-
-/*
  * Build up to @budget new packets: responses between messages, then
- * request segments.
+ * request segments, as the requester decides (core/requester.c).
  */
-static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
-		       int budget)
+static int tp_send_new(struct metaroce_qp *qp, const struct mrc_env *e,
+		       struct sk_buff_head *q, int budget)
 {
 	struct metaroce_tps *s = qp->tp.s;
+	struct mrc_req_out o;
 	struct sk_buff *skb;
-	bool stop = false;
-	int n = 0;
+	int n = 0, step;
 
-	while (n < budget && !stop && !s->req.stop_new) {
-		bool mid = s->req.sq_seg != s->req.sq_head &&
-			   tp_swqe(s, s->req.sq_seg)->seg_off;
-
-		if (!mid && mrc_resp_rsp_ready(&s->resp)) {
-			/* an error marks resp.rsp_abort: NAKed below */
-			if (metaroce_tp_rsp_exec(qp,
-						 mrc_rspq_head(&s->resp.rspq)))
-				break;
-			skb = tp_next_resp(qp);
+	while (n < budget && !s->req.stop_new) {
+		step = mrc_req_next(&s->req, &s->resp, e, &o);
+		if (step == MRC_REQ_STOP)
+			break;
+		if (step == MRC_REQ_AGAIN)
+			continue;
+		if (step == MRC_REQ_UD) {
+			skb = tp_ud_send(qp, tp_swqe(s, o.idx));
 			if (!skb)
-				break;
+				continue;
 		} else {
-			if (!s->running)
+			skb = tp_build_psn(qp, o.psn, o.ppsn, o.path, false);
+			if (!skb && o.resp)
 				break;
-			if (s->req.sq_seg == s->req.sq_head)
-				tp_fetch(qp);
-			if (s->req.sq_seg == s->req.sq_head)
-				break;
-			skb = tp_next_req(qp, &stop);
 			if (!skb)
 				continue;
 		}
@@ -830,98 +669,6 @@ static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
 		n++;
 	}
 	return n;
-}
-
-/* ------------------------------------------------- timeouts, errors */
-
-/*
- * The retransmission timer fired (tp_run re-arms it afterwards). A
- * tail-loss probe resends the newest outstanding PSN; an RTO marks lost
- * what was sent at least one interval ago; with nothing outstanding but
- * responses awaited, the completer's response-wait timer runs. The
- * oldest WQE fails with RETRY_EXC_ERR by the completer's give-up rule
- * (mrc_comp_give_up()).
- */
-static void tp_on_timer(struct metaroce_qp *qp, const struct mrc_env *e)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	u16 lost[MRC_MAX_PATHS] = {};
-	u64 now = tp_now_us();
-	u32 i, n, psn, age, busy = 0, stale = 0;
-	bool blame;
-
-	if (!mrc_sb_outstanding(&s->req.sb)) {
-		if (s->req.rd_atomic_out && s->running)
-			mrc_comp_resp_timer(&s->req, e);
-		return;
-	}
-	trace_metaroce_timer(qp->ibqp.qp_num, s->req.tlp_armed, s->req.sb.una,
-			     s->req.sb.nxt, s->req.retries);
-	if (s->req.tlp_armed) {
-		/* tail-loss probe: resend the newest unacknowledged PSN */
-		s->req.tlp_armed = false;
-		s->req.tlp_done = true;
-		if (!mrc_sb_tlp_psn(&s->req.sb, &psn))
-			mrc_sb_mark_lost_cause(&s->req.sb, psn, MRC_LOSS_TLP);
-		return;
-	}
-	age = s->req.rto_armed_us ? s->req.rto_armed_us :
-	      mrc_req_rto_interval(&s->req);
-	for (i = 0; i < s->req.paths.n; i++)
-		busy += s->req.sb.inflight[i] ? 1 : 0;
-	/*
-	 * Probe each silent path with its oldest packet rather than resend
-	 * the flight: a spurious timeout (a stalled host or link) then
-	 * costs one packet per path, and when the losses are real the
-	 * probe's ACK (its echoed timestamp) lets the ACK rule mark the rest
-	 * of the path's flight. A blackholed path is emptied when replaced.
-	 */
-	n = mrc_sb_mark_stale_lost_n(&s->req.sb, now, age, lost, 1);
-	if (n && !s->req.undo_armed) {
-		/* keep what this timeout takes away, in case it is spurious */
-		for (i = 0; i < s->req.paths.n; i++)
-			mrc_cc_save(&s->req.paths.p[i].cc, &s->req.cc_saved[i]);
-		s->req.undo_armed = true;
-		s->req.undo_ts = (u32)now;
-	}
-	for (i = 0; i < s->req.paths.n; i++)
-		stale += lost[i] ? 1 : 0;
-	/*
-	 * A path is blamed (backoff, window collapse, towards replacement)
-	 * only when it alone went silent: if every busy path timed out at
-	 * once, the peer or the whole network stalled and new source ports
-	 * would not help.
-	 */
-	blame = stale < busy || busy == 1;
-	for (i = 0; i < s->req.paths.n; i++) {
-		struct mrc_path *path = &s->req.paths.p[i];
-
-		if (!lost[i])
-			continue;
-		if (!blame) {
-			mrc_rtt_backoff(&path->rtt);
-			mrc_cc_on_timeout(&path->cc);
-			continue;
-		}
-		if (mrc_paths_on_timeout(&s->req.paths, i)) {
-			u16 old = path->sport;
-
-			mrc_paths_replace(&s->req.paths, i);
-			trace_metaroce_path_replace(qp->ibqp.qp_num, i, old,
-						    path->sport);
-			mrc_sb_mark_inflight_lost(&s->req.sb, i);
-			metaroce_tp_stat_inc(qp->mdev, TP_STAT_PATH_REPLACED);
-		}
-	}
-	if (!n)
-		return;		/* everything was (re)sent recently */
-	s->req.retries++;
-	s->rtos++;
-	metaroce_tp_stat_inc(qp->mdev, TP_STAT_RTO);
-	if (mrc_comp_give_up(&s->req, now)) {
-		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETRY_EXC);
-		mrc_comp_fail_oldest(&s->req, e, IB_WC_RETRY_EXC_ERR);
-	}
 }
 
 /* ---------------------------------------------------------- flush */
@@ -1062,7 +809,7 @@ again:
 		s->req.rnr_wait = false;
 	if (test_and_clear_bit(TP_EV_RTO, &tp->events) && s->req.anchored &&
 	    !s->req.rnr_wait)
-		tp_on_timer(qp, &e);
+		mrc_req_timer(&s->req, &e);
 	if (s->req.probe_due) {
 		s->req.probe_due = false;
 		tp_probe(qp, &q, s->req.probe_psn);
@@ -1074,8 +821,8 @@ again:
 		if (mrc_resp_ready(&s->resp) && mrc_rspq_len(&s->resp.rspq))
 			tp_probe(qp, &q, 0);
 	} else if ((s->running || mrc_resp_ready(&s->resp)) && !s->req.rnr_wait) {
-		n = tp_retransmit(qp, &q, TP_TX_BATCH);
-		n += tp_send_new(qp, &q, TP_TX_BATCH - n);
+		n = tp_retransmit(qp, &e, &q, TP_TX_BATCH);
+		n += tp_send_new(qp, &e, &q, TP_TX_BATCH - n);
 		/* after sending: a fresh timer covers what was just sent */
 		metaroce_tp_arm_rto(qp, false);
 		metaroce_tp_rsp_abort(qp, &q);

@@ -100,6 +100,7 @@ enum mrc_counter {
 	MRC_CNT_RETRY_EXC,	/* WQEs failed RETRY_EXC_ERR */
 	MRC_CNT_SPURIOUS_RETX,	/* retransmissions found unnecessary */
 	MRC_CNT_SPURIOUS_RTO,	/* timeouts undone */
+	MRC_CNT_RTO,		/* timeouts that marked loss */
 	MRC_CNT_MAX
 };
 
@@ -210,6 +211,14 @@ struct mrc_env_ops {
 	void (*sq_consumed)(void *ctx, u32 tail);
 	int (*sq_copy)(void *ctx, const struct mrc_swqe *w, u64 offset,
 		       const struct mrc_src *src, u32 len);
+	/*
+	 * sq_fetch: "WQE posted" -- take newly posted WQEs into the ring of
+	 * struct mrc_swqe (mrc_req.sq_head advances; a bad one gets an error
+	 * status). local_op: execute a local operation WQE (fast register,
+	 * local invalidate), setting w->status on failure.
+	 */
+	void (*sq_fetch)(void *ctx);
+	void (*local_op)(void *ctx, struct mrc_swqe *w);
 
 	/* Optional (may be NULL): statistics and state coverage. */
 	void (*count)(void *ctx, u8 counter, u32 n);
@@ -219,6 +228,8 @@ struct mrc_env_ops {
 			  const struct mrc_sb_ack_res *res, u32 una, u32 nxt,
 			  u32 ce);
 	void (*trace_path)(void *ctx, u32 path, u16 old_sport, u16 sport);
+	void (*trace_timer)(void *ctx, bool tlp, u32 una, u32 nxt,
+			    u32 retries);
 
 	/*
 	 * The responses to this QP's own READs/atomics arrive in the

@@ -79,12 +79,20 @@ struct mrc_swqe {
 	};
 };
 
+/* struct mrc_swqe.send_flags the engines look at (== IB_SEND_*) */
+#define MRC_SEND_FENCE		(1U << 0)
+#define MRC_SEND_SOLICITED	(1U << 2)
+
 /* Configuration, refreshed by the environment before each call. */
 struct mrc_req_cfg {
 	u64 ib_timeout_us;	/* IB local ACK timeout, 0 = infinite */
 	u32 rto_floor_us;	/* minimum RTO */
+	u32 mtu;		/* payload bytes per packet */
+	u32 max_rd_atomic;	/* READ/atomic WQEs in flight, 0 = 1 */
 	u8 retry_cnt;
 	u8 rnr_retry;		/* 7 = infinite */
+	u8 ud;			/* UD/GSI: one datagram per WQE, no PSNs */
+	u8 running;		/* RTS/SQD: may start new requests */
 };
 
 /* Silence before RETRY_EXC_ERR is at least this long. */
@@ -139,5 +147,68 @@ static inline struct mrc_swqe *mrc_req_swqe(const struct mrc_req *q, u32 idx)
 	return (struct mrc_swqe *)(q->swq +
 		(size_t)(idx & (q->nswq - 1)) * q->swqe_size);
 }
+
+/* ------------------------------------------------ the requester engine */
+
+struct mrc_resp;
+
+/* What the requester decided to send (mrc_req_retx(), mrc_req_next()). */
+struct mrc_req_out {
+	u32 psn, ppsn;		/* MRC_REQ_PKT: build pkt[psn] with these */
+	u8 path;
+	u8 cause;		/* retransmission: enum mrc_sb_cause */
+	u8 resp;		/* MRC_REQ_PKT: a READ/atomic response */
+	u32 idx;		/* MRC_REQ_UD: the WQE to send */
+};
+
+/* Requester steps (mrc_req_next()). */
+enum mrc_req_step {
+	MRC_REQ_STOP = 0,	/* nothing (more) to send now */
+	MRC_REQ_PKT,		/* build and send the packet of out->psn */
+	MRC_REQ_UD,		/* send WQE out->idx as a datagram */
+	MRC_REQ_AGAIN,		/* a WQE advanced without a packet: go on */
+};
+
+/* Per-step states of mrc_req_next() (coverage, MRC_ENG_REQ). */
+enum mrc_req_state {
+	MRC_REQS_PICK = 0,	/* response or request? */
+	MRC_REQS_RESPOND,	/* run the READ/atomic head, describe a packet */
+	MRC_REQS_FETCH,		/* take posted WQEs (env sq_fetch) */
+	MRC_REQS_ERR_WQE,	/* an invalid WQE: stop new sends, complete it */
+	MRC_REQS_LOCAL,		/* a local operation (env local_op) */
+	MRC_REQS_UD,		/* a datagram */
+	MRC_REQS_SEGMENT,	/* the next packet of the WQE at sq_seg */
+	MRC_REQS_BLOCKED,	/* fence, rd_atomic limit, window, paths */
+	MRC_REQS_DONE,
+	MRC_REQS_NSTATES
+};
+
+/*
+ * The next lost PSN to resend, accounted on a path: 0 and @o (psn, ppsn,
+ * path, cause), or -1 when nothing is lost or no path has room.
+ */
+int mrc_req_retx(struct mrc_req *q, const struct mrc_env *e,
+		 struct mrc_req_out *o);
+
+/*
+ * One step of sending new packets: the READ/atomic responses of @r
+ * between messages, then the segments of the send WQEs in order. Returns
+ * enum mrc_req_step. A MRC_REQ_PKT response whose packet cannot be built
+ * (its MR went away: @r->rsp_abort) ends the round.
+ */
+int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
+		 const struct mrc_env *e, struct mrc_req_out *o);
+
+/*
+ * MRC_TIMER_RTO fired (not during an RNR wait). A tail-loss probe marks
+ * the newest outstanding PSN lost; an RTO marks lost the oldest packet of
+ * each path silent for an interval, blames (backoff, cc, replacement) a
+ * path only when it alone went silent, and gives up per
+ * mrc_comp_give_up(); with nothing outstanding but responses awaited the
+ * completer's response-wait timer runs.
+ */
+void mrc_req_timer(struct mrc_req *q, const struct mrc_env *e);
+
+const char *mrc_req_state_name(unsigned int s);
 
 #endif /* MRC_REQUESTER_H */

@@ -165,7 +165,10 @@ static void resp_post_rcqe(const struct mrc_env *e,
 		resp_fail(e, MRC_QPE_KEEP);	/* CQ overflow */
 }
 
-/* Post the receive completions that are now due, in message order. */
+/*
+ * Post the receive completions that are now due, in message order, up to
+ * and including the first error completion.
+ */
 static void resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e)
 {
 	while (r->rmsn_done != r->rmsn_pop) {
@@ -186,10 +189,16 @@ static void resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e)
 			s->status = MRC_WC_REM_INV_REQ_ERR;
 		resp_post_rcqe(e, s, r->rmsn_done & (MRC_RSLOTS - 1),
 			       s->status);
-		if (s->status != MRC_WC_SUCCESS)
-			resp_fail(e, MRC_QPE_KEEP);
 		s->used = 0;
 		r->rmsn_done++;
+		/*
+		 * An error completion ends the QP: the messages after it are
+		 * flushed (mrc_resp_flush), not completed successfully.
+		 */
+		if (s->status != MRC_WC_SUCCESS) {
+			resp_fail(e, MRC_QPE_KEEP);
+			break;
+		}
 	}
 }
 

@@ -44,6 +44,7 @@ struct rt_env {
 	const void *last_released;
 	bool ack_timer;
 	u32 inval, inval_rkey;
+	bool inval_fail;	/* the invalidation itself fails */
 	u32 cnt[MRC_CNT_MAX];
 	u32 comp_resp, comp_progress;
 	u8 seen[MRC_RESP_NSTATES];
@@ -119,6 +120,8 @@ static void rt_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
 static int rt_mr_invalidate(void *ctx, u32 rkey, bool check_only)
 {
 	if (rkey != RT_RKEY)
+		return -1;
+	if (!check_only && rt.inval_fail)
 		return -1;
 	if (!check_only) {
 		rt.inval++;
@@ -628,6 +631,41 @@ MRC_TEST(resp_send_inv_and_imm)
 	MRC_EXPECT_MEMEQ(rt.mem, rt_pay[0], 4);
 }
 
+/*
+ * A message whose completion fails ends the QP: the messages after it
+ * must not complete successfully in the same pass (IB flushes them).
+ */
+MRC_TEST(resp_no_success_after_error_completion)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(1, 64);
+	rt_post_recv(2, 64);
+	/* message 1 first (PSN 1), complete but waiting for message 0 */
+	rt_send(&p, 1, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &rt_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(rt.ncqe, 0);
+	/* message 0: SEND_WITH_INV whose invalidation fails at completion */
+	rt.inval_fail = true;
+	rt_send(&p, 0, 0, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
+	p.opcode = MRC_OP_SEND_INV;
+	p.send.imm = RT_RKEY;
+	mrc_resp_rx(r, &rt_e, &p, NULL, false);
+	MRC_ASSERT_TRUE(rt.ncqe >= 1);
+	MRC_EXPECT_EQ(rt.cqe[0].status, MRC_WC_REM_INV_REQ_ERR);
+	MRC_EXPECT_EQ(rt.nerr, 1);
+	MRC_EXPECT_EQ(rt.ncqe, 1);	/* message 1 is not completed OK */
+	/* the flush completes it */
+	mrc_resp_stop(r);
+	mrc_resp_flush(r, &rt_e, 0);
+	MRC_ASSERT_TRUE(rt.ncqe == 2);
+	MRC_EXPECT_EQ(rt.cqe[1].wr_id, 2);
+	MRC_EXPECT_EQ(rt.cqe[1].status, MRC_WC_WR_FLUSH_ERR);
+}
+
 MRC_TEST(resp_flush_and_reset)
 {
 	struct mrc_resp *r;
@@ -727,6 +765,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_access_errors),
 	  MRC_CASE(resp_completion_order),
 	  MRC_CASE(resp_send_inv_and_imm),
+	  MRC_CASE(resp_no_success_after_error_completion),
 	  MRC_CASE(resp_flush_and_reset),
 	  MRC_CASE(resp_ack_policy_and_corrupt_rq),
 	  MRC_CASE(resp_states_covered));

@@ -278,6 +278,8 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 			f->reset = 1;
 		else if (!strcmp(tok, "stale"))
 			f->stale = 1;
+		else if (!strcmp(tok, "invread"))
+			f->invread = 1;
 		else if (!strcmp(tok, "access"))
 			f->access = 1;
 		else if (!strcmp(tok, "spurious"))

@@ -81,6 +81,12 @@ struct rc_held {
 	u8 buf[SIM_PKT_MAX];
 };
 
+struct fq;
+struct rc_conn;
+#ifdef SIM_HAVE_REQ
+static const struct mrc_rsp *fq_b_head(struct rc_conn *c);
+#endif
+
 struct rc_conn {
 	struct ep req, rsp;	/* requester QP, responder QP */
 	struct mrc_resp *r;
@@ -111,6 +117,7 @@ struct rc_conn {
 	int mr_refs;
 	u32 nheld;
 	bool in_exec;
+	bool fq_tx_b;		/* in the responder QP's transmit round */
 	bool in_rx;
 	u32 wr_bytes;		/* mr_write bytes during one packet */
 	u32 exec_psn;
@@ -125,6 +132,8 @@ struct rc_conn {
 	struct mrc_req *q;
 	struct mrc_env qenv;
 	struct sim_timer qtimer[MRC_TIMER_MAX];
+	/* the full loop: both QPs of real engines (else NULL) */
+	struct fq *fq[2];
 };
 
 static struct rc_conn *rc;
@@ -222,6 +231,14 @@ static void env_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
 
 	rc_placing(c, m, va, 8, "atomic");
 	SIM_CHECK(!(va & 7), "atomic at unaligned %llx", (unsigned long long)va);
+#ifdef SIM_HAVE_REQ
+	if (c->fq[1]) {
+		const struct mrc_rsp *h = fq_b_head(c);
+
+		c->in_exec = c->fq_tx_b && h;
+		c->exec_psn = h ? h->req_psn : 0;
+	}
+#endif
 	SIM_CHECK(c->in_exec, "atomic executed outside the ordered execution "
 		  "of the READ/atomic queue (on arrival or a duplicate)");
 	for (i = 0; i < c->nwr; i++)
@@ -1657,6 +1674,730 @@ static void creq_coverage(void)
 		}
 	printf("%s\n", n ? "" : " none");
 }
+/* ============================ the full loop: two QPs of real engines */
+
+#ifdef SIM_HAVE_REQ
+/*
+ * Both QPs as the module runs them: each a responder (struct mrc_resp)
+ * and a send side (struct mrc_req) driven by the core requester
+ * (mrc_req_retx/next/timer) and completer, the environment doing what the
+ * kernel adapters do (tx.c tp_run: the transmit round; tp_build_psn:
+ * packets from their descriptors; rx.c: dispatch; flush). QP A posts the
+ * WR stream; QP B answers (its send side carries READ/atomic responses).
+ */
+struct fq {			/* one QP's engines and environment */
+	struct rc_conn *c;
+	int side;		/* 0: A (requester), 1: B (responder) */
+	struct ep *ep;		/* shadow state and invariants */
+	struct mrc_req *q;
+	struct mrc_resp *r;
+	struct mrc_env env;
+	struct sim_timer *t;	/* [MRC_TIMER_MAX] */
+	bool rto_fired, rnr_fired, fail_pending, dead;
+	u32 nheld;
+};
+
+static u64 req_trans[MRC_REQS_NSTATES][MRC_REQS_NSTATES];
+
+static void fq_tx(struct fq *f);
+
+static const struct mrc_rsp *fq_b_head(struct rc_conn *c)
+{
+	return mrc_rspq_head(&c->fq[1]->r->rspq);
+}
+
+static struct fq *fq_of(void *ctx)
+{
+	return ctx;
+}
+
+static void fq_emit(void *ctx, const struct mrc_pkt *p,
+		    const struct mrc_src *src, unsigned int flags)
+{
+	struct fq *f = fq_of(ctx);
+
+	(void)flags;
+	SIM_CHECK(p->opcode == MRC_OP_ACK, "engine emitted opcode %u",
+		  p->opcode);
+	SIM_CHECK(p->path_id < f->q->paths.n, "ACK on path %u of %u",
+		  p->path_id, f->q->paths.n);
+	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
+		COV(resp_nak_access);
+	else if (p->ack.syndrome == MRC_SYN_INV_REQ)
+		COV(resp_nak_inv);
+	if (W.o->verbose > 1 && p->ack.syndrome > MRC_SYN_RNR) {
+		u32 i;
+
+		printf("t=%llu qp %u: NAK %u psn %u (cum %u)\n",
+		       (unsigned long long)W.now, f->ep->qpn, p->ack.syndrome,
+		       p->ack.nak_psn, p->ack.cum_psn);
+		for (i = 0; i < f->c->nwr; i++)
+			if (f->c->wr[i].posted &&
+			    mrc_seq_geq(p->ack.nak_psn, f->c->wr[i].first_psn) &&
+			    mrc_seq_leq(p->ack.nak_psn, f->c->wr[i].last_psn))
+				printf("  WR %u kind %u mr %u (valid %d) fence %d\n",
+				       i, f->c->wr[i].kind, f->c->wr[i].mr,
+				       f->c->mr[f->c->wr[i].mr].valid,
+				       f->c->wr[i].fence);
+	}
+	fab_send(f->ep->node, f->ep->peer_node,
+		 f->q->paths.p[p->path_id].sport, p,
+		 src ? src_bytes(f->c, src) : NULL);
+}
+
+static void fq_release(void *ctx, const void *pkt)
+{
+	struct fq *f = fq_of(ctx);
+
+	SIM_CHECK(f->nheld > 0, "release of a packet never held");
+	f->nheld--;
+	if (f->side)
+		f->c->nheld--;
+	free((void *)pkt);
+}
+
+/* B's memory, receive queue and completions: the rc environment's. */
+static void *fq_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
+		       u64 len)
+{
+	struct fq *f = fq_of(ctx);
+
+	SIM_CHECK(f->side, "requester QP asked for an MR");
+	return env_mr_get(f->c, key, remote, access, va, len);
+}
+
+static void fq_mr_put(void *ctx, void *mr)
+{
+	env_mr_put(fq_of(ctx)->c, mr);
+}
+
+static int fq_mr_write(void *ctx, void *mr, u64 va, const struct mrc_src *src,
+		       u32 len)
+{
+	return env_mr_write(fq_of(ctx)->c, mr, va, src, len);
+}
+
+static void fq_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
+			 u64 compare, u64 swap_add, u64 *orig)
+{
+	env_mr_atomic(fq_of(ctx)->c, mr, va, cmp_swap, compare, swap_add,
+		      orig);
+}
+
+static int fq_mr_invalidate(void *ctx, u32 rkey, bool check_only)
+{
+	return env_mr_invalidate(fq_of(ctx)->c, rkey, check_only);
+}
+
+static int fq_rq_pop(void *ctx, u32 slot, u64 *wr_id, u64 *length)
+{
+	struct fq *f = fq_of(ctx);
+
+	if (!f->side)
+		return MRC_RQ_EMPTY;	/* A posts no receives */
+	return env_rq_pop(f->c, slot, wr_id, length);
+}
+
+static int fq_rq_copy(void *ctx, u32 slot, u64 offset,
+		      const struct mrc_src *src, u32 len)
+{
+	return env_rq_copy(fq_of(ctx)->c, slot, offset, src, len);
+}
+
+static int fq_post_rcqe(void *ctx, const struct mrc_rcqe *cq)
+{
+	struct fq *f = fq_of(ctx);
+
+	SIM_CHECK(f->side, "receive completion on the requester QP");
+	return env_post_rcqe(f->c, cq);
+}
+
+static void fq_qp_error(void *ctx, u8 event)
+{
+	struct fq *f = fq_of(ctx);
+
+	(void)event;
+	if (W.o->verbose > 1)
+		printf("t=%llu qp %u: error event %u\n",
+		       (unsigned long long)W.now, f->ep->qpn, event);
+	f->q->failed = 1;
+	f->fail_pending = true;
+	if (f->side) {
+		if (!f->c->rsp_err)
+			COV(resp_err);
+		f->c->rsp_err = true;
+	}
+}
+
+static void fq_timer_arm(void *ctx, u8 t, u32 us)
+{
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	timer_arm(&fq_of(ctx)->t[t], us);
+}
+
+static void fq_timer_cancel(void *ctx, u8 t)
+{
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	timer_cancel(&fq_of(ctx)->t[t]);
+}
+
+static bool fq_timer_pending(void *ctx, u8 t)
+{
+	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	return fq_of(ctx)->t[t].armed;
+}
+
+static void fq_count(void *ctx, u8 counter, u32 n)
+{
+	(void)ctx;
+	env_count(NULL, counter, n);
+	cq_count(NULL, counter, n);
+}
+
+static void fq_transition(void *ctx, u8 engine, u8 from, u8 to)
+{
+	(void)ctx;
+	if (engine == MRC_ENG_RESP)
+		env_transition(NULL, engine, from, to);
+	else if (engine == MRC_ENG_COMP)
+		cq_transition(NULL, engine, from, to);
+	else if (engine == MRC_ENG_REQ && from < MRC_REQS_NSTATES &&
+		 to < MRC_REQS_NSTATES)
+		req_trans[from][to]++;
+}
+
+static int fq_post_scqe(void *ctx, const struct mrc_swqe *w, u8 status)
+{
+	struct fq *f = fq_of(ctx);
+
+	SIM_CHECK(!f->side, "send completion on the responder QP");
+	return cq_post_scqe(f->c, w, status);
+}
+
+static void fq_sq_consumed(void *ctx, u32 tail)
+{
+	(void)ctx;
+	(void)tail;
+}
+
+static int fq_sq_copy(void *ctx, const struct mrc_swqe *w, u64 offset,
+		      const struct mrc_src *src, u32 len)
+{
+	struct fq *f = fq_of(ctx);
+	struct mrc_src s = *src;
+	const struct rc_held *h = src->pkt;
+
+	SIM_CHECK(!f->side, "sq_copy on the responder QP");
+	if (!s.buf) {		/* a READ response's payload in its packet */
+		s.buf = h->buf;
+	}
+	return cq_sq_copy(f->c, w, offset, &s, len);
+}
+
+/* "WQE posted": the next WR of the stream, while the SQ has room. */
+static void fq_sq_fetch(void *ctx)
+{
+	struct fq *f = fq_of(ctx);
+	struct rc_conn *c = f->c;
+	struct mrc_swqe *sw;
+	struct rc_wr *w;
+
+	if (f->side || c->next_wr == c->nwr ||
+	    f->q->sq_head - f->q->sq_tail >= c->sq_depth)
+		return;
+	w = &c->wr[c->next_wr];
+	sw = mrc_req_swqe(f->q, f->q->sq_head);
+	memset(sw, 0, CQ_SWQE_SIZE);
+	sw->wr_id = c->next_wr;
+	sw->mrc_op = creq_opcode(w);
+	sw->len = wr_is_rdat(w) && w->kind != WR_READ ? 8 : w->len;
+	sw->remote_addr = w->va;
+	sw->rkey = c->mr[w->mr].rkey;
+	sw->msn = w->rmsn;
+	f->q->smsn = w->rmsn + wr_is_recv(w);
+	sw->rd_atomic = wr_is_rdat(w);
+	sw->signaled = 1;
+	sw->status = MRC_WC_SUCCESS;
+	sw->rnr_left = 7;
+	sw->num_sge = 1;
+	sw->send_flags = (w->fence ? MRC_SEND_FENCE : 0) |
+			 ((w->imm & 1) ? MRC_SEND_SOLICITED : 0);
+	w->posted = true;
+	c->next_wr++;
+	f->q->sq_head++;
+}
+
+static void fq_local_op(void *ctx, struct mrc_swqe *w)
+{
+	(void)ctx;
+	(void)w;
+	sim_fail("local operation WQE");
+}
+
+static int fq_comp_resp(void *ctx, const struct mrc_pkt *p,
+			const struct mrc_src *src)
+{
+	struct fq *f = fq_of(ctx);
+
+	SIM_CHECK(!f->side, "responses on the responder QP");
+	return mrc_comp_resp(f->q, &f->env, p, src);
+}
+
+static void fq_comp_progress(void *ctx)
+{
+	struct fq *f = fq_of(ctx);
+
+	f->q->retries = 0;
+	mrc_comp_complete(f->q, &f->env);
+}
+
+static const struct mrc_env_ops fq_env_ops = {
+	.now_us = cq_now,
+	.emit = fq_emit,
+	.release = fq_release,
+	.mr_get = fq_mr_get,
+	.mr_put = fq_mr_put,
+	.mr_write = fq_mr_write,
+	.mr_atomic = fq_mr_atomic,
+	.mr_invalidate = fq_mr_invalidate,
+	.rq_pop = fq_rq_pop,
+	.rq_copy = fq_rq_copy,
+	.post_rcqe = fq_post_rcqe,
+	.qp_error = fq_qp_error,
+	.timer_arm = fq_timer_arm,
+	.timer_cancel = fq_timer_cancel,
+	.timer_pending = fq_timer_pending,
+	.count = fq_count,
+	.transition = fq_transition,
+	.post_scqe = fq_post_scqe,
+	.sq_consumed = fq_sq_consumed,
+	.sq_copy = fq_sq_copy,
+	.sq_fetch = fq_sq_fetch,
+	.local_op = fq_local_op,
+	.comp_resp = fq_comp_resp,
+	.comp_progress = fq_comp_progress,
+};
+
+/* The QP goes to ERR (after the engine call that said so): flush. */
+static void fq_after(struct fq *f)
+{
+	struct rc_conn *c = f->c;
+	u32 i;
+
+	SIM_CHECK(c->mr_refs == 0, "MR handles leaked by the engine (%d)",
+		  c->mr_refs);
+	if (!f->fail_pending || f->dead)
+		return;
+	f->fail_pending = false;
+	f->dead = true;
+	f->q->failed = 1;
+	mrc_resp_stop(f->r);
+	for (i = 0; i < MRC_TIMER_MAX; i++)
+		timer_cancel(&f->t[i]);
+	f->ep->errored = true;
+	if (!f->side) {
+		/* the SQ: everything not completed is flushed */
+		c->req_err = true;
+		for (i = c->done_wr; i < c->nwr; i++) {
+			c->wr[i].done = true;
+			c->wr[i].status = MRC_WC_WR_FLUSH_ERR;
+			COV(req_flush);
+		}
+		c->done_wr = c->nwr;
+		mrc_resp_flush(f->r, &f->env, 0);
+	} else {
+		c->rsp_err = true;
+		mrc_resp_flush(f->r, &f->env, c->rq_posted - c->rq_popped);
+	}
+	SIM_CHECK(f->nheld == 0, "held packets not released by the flush");
+}
+
+/* Build the packet of outgoing @psn from its descriptor (tp_build_psn). */
+static int fq_build(struct fq *f, u32 psn, struct mrc_pkt *p, u8 *payload)
+{
+	const struct mrc_txd *d = &f->q->pkt[psn & (MRC_WND - 1)];
+	struct rc_conn *c = f->c;
+	struct rc_mr *m;
+
+	if (d->kind == MRC_TXD_REQ) {
+		struct mrc_req *save = c->q;
+
+		c->q = f->q;
+		creq_build(c, psn, p, payload);
+		c->q = save;
+		p->flags = d->flags;
+		return 0;
+	}
+	memset(p, 0, sizeof(*p));
+	p->opcode = d->opcode;
+	p->flags = d->flags;
+	p->psn = psn;
+	if (d->kind == MRC_RSP_ATOMIC) {
+		p->aresp.orig = d->va;
+		p->aresp.req_psn = d->req_psn;
+		return 0;
+	}
+	SIM_CHECK(d->kind == MRC_RSP_READ, "txd of psn %u kind %u", psn,
+		  d->kind);
+	p->rresp.req_psn = d->req_psn;
+	p->rresp.offset = d->offset;
+	p->rresp.msg_len = d->msg_len;
+	p->payload_len = d->len;
+	if (!d->len)
+		return 0;
+	/* the READ's data is read as each response is built */
+	m = rc_mr_find(c, d->rkey);
+	if (!m || !(m->access & MRC_ACC_REMOTE_READ) ||
+	    d->va + d->offset < m->va ||
+	    d->va + d->offset + d->len > m->va + m->len) {
+		f->r->rsp_abort = 1;
+		f->r->rsp_abort_psn = d->req_psn;
+		return -1;
+	}
+	memcpy(payload, m->mem + (d->va + d->offset - m->va), d->len);
+	return 0;
+}
+
+static void fq_send(struct fq *f, struct mrc_pkt *p, const u8 *payload,
+		    u8 path)
+{
+	p->path_id = path;
+	p->dst_qpn = f->ep->peer_qpn;
+	p->tsval = (u32)W.now;
+	fab_send(f->ep->node, f->ep->peer_node, f->q->paths.p[path].sport, p,
+		 payload);
+}
+
+static void fq_cfg(struct fq *f)
+{
+	struct mrc_req_cfg *g = &f->q->cfg;
+
+	g->ib_timeout_us = 67108;	/* IB timeout 14 */
+	g->rto_floor_us = 2000;
+	g->mtu = ep_mtu;
+	g->max_rd_atomic = f->c->rd_atomic;
+	g->retry_cnt = 7;
+	g->rnr_retry = 7;
+	g->ud = 0;
+	g->running = 1;
+}
+
+/* The WR of a request packet learns its PSNs (for the atomic checks). */
+static void fq_note_psn(struct fq *f, u32 psn)
+{
+	const struct mrc_txd *d = &f->q->pkt[psn & (MRC_WND - 1)];
+	struct rc_wr *w;
+
+	if (d->kind != MRC_TXD_REQ)
+		return;
+	w = &f->c->wr[mrc_req_swqe(f->q, d->idx)->wr_id];
+	if (d->flags & MRC_F_FIRST)
+		w->first_psn = psn;
+	if (d->flags & MRC_F_LAST)
+		w->last_psn = psn;
+}
+
+/* One transmit round, as tx.c's tp_run. */
+static void fq_tx(struct fq *f)
+{
+	u8 payload[EP_MTU_MAX];
+	struct mrc_req *q = f->q;
+	struct mrc_req_out o;
+	struct mrc_pkt p;
+	int s;
+
+	if (f->dead)
+		return;
+	f->c->fq_tx_b = f->side;
+	fq_cfg(f);
+	if (f->rnr_fired) {
+		f->rnr_fired = false;
+		q->rnr_wait = 0;
+	}
+	if (f->rto_fired) {
+		f->rto_fired = false;
+		if (q->anchored && !q->rnr_wait) {
+			if (q->tlp_armed)
+				COV(tlp_fired);
+			else if (mrc_sb_outstanding(&q->sb))
+				COV(rto_fired);
+			mrc_req_timer(q, &f->env);
+		}
+	}
+	if (q->probe_due) {
+		q->probe_due = 0;
+		memset(&p, 0, sizeof(p));
+		p.opcode = MRC_OP_PROBE;
+		p.flags = MRC_F_ACKREQ;
+		p.psn = q->probe_psn;
+		COV(req_probe);
+		fq_send(f, &p, NULL, 0);
+	}
+	if (q->anchored && !q->rnr_wait && !q->failed) {
+		while (!mrc_req_retx(q, &f->env, &o)) {
+			if (fq_build(f, o.psn, &p, payload))
+				break;
+			p.ppsn = o.ppsn;
+			p.flags |= MRC_F_RETX;
+			COV(sb_retx);
+			fq_send(f, &p, payload, o.path);
+			if (q->stop_new)
+				break;
+		}
+		while (!q->stop_new && !q->failed) {
+			s = mrc_req_next(q, f->r, &f->env, &o);
+			if (s == MRC_REQ_STOP)
+				break;
+			if (s == MRC_REQ_AGAIN)
+				continue;
+			SIM_CHECK(s == MRC_REQ_PKT, "requester step %d", s);
+			if (o.resp)
+				COV(resp_rspq_run);
+			else
+				fq_note_psn(f, o.psn);
+			if (fq_build(f, o.psn, &p, payload))
+				break;
+			p.ppsn = o.ppsn;
+			COV(sb_new);
+			fq_send(f, &p, payload, o.path);
+		}
+		if (!q->failed) {
+			mrc_req_arm_rto(q, &f->env, false);
+			mrc_resp_rsp_abort(f->r, &f->env);
+		}
+	}
+	if (!q->failed)
+		mrc_comp_complete(q, &f->env);
+	f->c->fq_tx_b = false;
+	fq_after(f);
+}
+
+static void fq_timer_fn(void *arg);
+
+/* A packet for QP @f, as rx.c dispatches it. */
+static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
+		  bool ce)
+{
+	struct mrc_req *q = f->q;
+	enum mrc_rx_verdict v0, v1;
+	struct rc_held *h;
+	unsigned int ret;
+	u32 old;
+
+	if (f->dead || !mrc_resp_ready(f->r)) {
+		if (mrc_op_sequenced(p->opcode) || p->opcode == MRC_OP_PROBE)
+			mrc_resp_renak(f->r, &f->env, p);
+		return;
+	}
+	q->heard_us = W.now;
+	if (p->opcode == MRC_OP_ACK) {
+		old = q->sb.una;
+		if (p->ack.syndrome == MRC_SYN_RNR)
+			COV(req_rnr_retry);
+		fq_cfg(f);
+		if (mrc_comp_ack(q, &f->env, &p->ack,
+				 mrc_rspq_len(&f->r->rspq) != 0)) {
+			COV(sb_ack_rejected);
+			SIM_CHECK(f->ep->stale_ok ||
+				  mrc_seq_diff(q->sb.una, p->ack.cum_psn) >
+				  4 * MRC_WND,
+				  "qp %u: ACK cum %u rejected, una %u nxt %u",
+				  f->ep->qpn, p->ack.cum_psn, q->sb.una,
+				  q->sb.nxt);
+		} else {
+			ep_check_retired(f->ep, old);
+		}
+	} else if (p->opcode == MRC_OP_PROBE) {
+		mrc_resp_send_ack(f->r, &f->env, MRC_SYN_ACK, 0);
+	} else if (mrc_op_sequenced(p->opcode)) {
+		h = malloc(sizeof(*h));
+		if (!h)
+			abort();
+		h->len = p->hdr_len + p->payload_len;
+		memcpy(h->buf + p->hdr_len, payload, p->payload_len);
+		v0 = mrc_rx_check(&f->r->rx, p->psn);
+		rc_cur_h = h;
+		f->c->in_rx = f->side;
+		f->c->wr_bytes = 0;
+		fq_cfg(f);
+		ret = mrc_resp_rx(f->r, &f->env, p, h, ce);
+		f->c->in_rx = false;
+		rc_cur_h = NULL;
+		v1 = mrc_rx_check(&f->r->rx, p->psn);
+		if (v0 == MRC_RX_NEW && v1 == MRC_RX_DUP)
+			ep_mark_seen(f->ep, p->psn);
+		if (v0 == MRC_RX_NEW) {
+			COV(rx_new);
+			if (v1 == MRC_RX_NEW)
+				COV(resp_drop);
+			else if (ret & MRC_RESP_HELD)
+				COV(resp_held);
+			else
+				COV(resp_placed);
+		}
+		if (ret & MRC_RESP_HELD) {
+			f->nheld++;
+			if (f->side)
+				f->c->nheld++;
+		} else {
+			free(h);
+		}
+		if (ret & MRC_RESP_TX)
+			q->want_tx = 1;
+	}
+	fq_after(f);
+	if (q->want_tx && !f->dead) {
+		q->want_tx = 0;
+		fq_tx(f);
+	}
+}
+
+static void fq_timer_fn(void *arg)
+{
+	struct sim_timer *t = arg;
+	struct fq *f = NULL;
+	u32 i, k;
+
+	for (i = 0; i < rc_n && !f; i++)
+		for (k = 0; k < 2; k++)
+			if (rc[i].fq[k] && t >= rc[i].fq[k]->t &&
+			    t < rc[i].fq[k]->t + MRC_TIMER_MAX)
+				f = rc[i].fq[k];
+	if (!f || f->dead)
+		return;
+	if (t == &f->t[MRC_TIMER_ACK]) {
+		if (mrc_resp_ready(f->r)) {
+			COV(rx_ack_delayed);
+			mrc_resp_ack_timer(f->r, &f->env);
+		}
+		fq_after(f);
+		return;
+	}
+	if (t == &f->t[MRC_TIMER_RTO])
+		f->rto_fired = true;
+	else
+		f->rnr_fired = true;
+	fq_tx(f);
+}
+
+/* A new life of both QPs of @c (RTR + RTS). */
+static void fq_start(struct rc_conn *c, u32 isn_q, u32 isn_s, u32 np)
+{
+	u32 k, i;
+
+	for (k = 0; k < 2; k++) {
+		struct fq *f = c->fq[k];
+		struct mrc_path_cfg cfg;
+		u8 *swq = f->q->swq;
+
+		for (i = 0; i < MRC_TIMER_MAX; i++)
+			timer_cancel(&f->t[i]);
+		mrc_resp_reset(f->r, &f->env);
+		memset(f->q, 0, sizeof(*f->q));
+		f->q->swq = swq;
+		f->q->nswq = CQ_NSWQ;
+		f->q->swqe_size = CQ_SWQE_SIZE;
+		fq_cfg(f);
+		mrc_sb_init(&f->q->sb, k ? isn_s : isn_q, 0,
+			    MRC_DUPTHRESH_DEFAULT);
+		mrc_path_cfg_default(&cfg);
+		cfg.npaths = np;
+		cfg.seed = (u32)rng_next(&W.rng);
+		if (!rng_below(&W.rng, 4)) {
+			cfg.max_cwnd = rng_range(&W.rng, 2, 64);
+			cfg.init_cwnd = rng_range(&W.rng, 1, cfg.max_cwnd);
+		}
+		mrc_paths_init(&f->q->paths, &cfg);
+		f->q->anchored = 1;
+		f->q->progress_us = f->q->heard_us = W.now;
+		mrc_resp_start(f->r, &f->env, k ? isn_q : isn_s,
+			       MRC_ACK_EVERY_DEFAULT, MRC_ACK_EVERY_HOLE);
+		f->r->cfg.dest_qpn = f->ep->peer_qpn;
+		f->r->cfg.max_dest_rd_atomic = c->rd_atomic;
+		f->r->cfg.npaths = np;
+		f->r->cfg.qp_access = MRC_ACC_REMOTE_WRITE |
+				      MRC_ACC_REMOTE_READ |
+				      MRC_ACC_REMOTE_ATOMIC;
+		f->r->cfg.min_rnr_timer = 1;
+		f->ep->sbp = &f->q->sb;
+		f->ep->pathsp = &f->q->paths;
+		f->ep->rxp = &f->r->rx;
+		f->ep->checked_cum = f->r->rx.cum;
+		f->rto_fired = f->rnr_fired = f->fail_pending = false;
+		f->dead = false;
+		f->nheld = 0;
+	}
+	c->r = c->fq[1]->r;	/* the checks look at B's responder */
+}
+
+static struct fq *fq_new(struct rc_conn *c, int side)
+{
+	struct fq *f = calloc(1, sizeof(*f));
+	u32 i;
+
+	if (!f)
+		abort();
+	f->c = c;
+	f->side = side;
+	f->ep = side ? &c->rsp : &c->req;
+	f->q = calloc(1, sizeof(*f->q));
+	f->r = calloc(1, sizeof(*f->r));
+	f->t = calloc(MRC_TIMER_MAX, sizeof(*f->t));
+	if (!f->q || !f->r || !f->t)
+		abort();
+	f->q->swq = calloc(CQ_NSWQ, CQ_SWQE_SIZE);
+	if (!f->q->swq)
+		abort();
+	f->env.ops = &fq_env_ops;
+	f->env.ctx = f;
+	for (i = 0; i < MRC_TIMER_MAX; i++)
+		timer_init(&f->t[i], fq_timer_fn, &f->t[i]);
+	return f;
+}
+
+static void fq_free(struct fq *f)
+{
+	u32 i;
+
+	if (!f)
+		return;
+	for (i = 0; i < MRC_TIMER_MAX; i++)
+		timer_cancel(&f->t[i]);
+	mrc_resp_reset(f->r, &f->env);	/* releases held packets */
+	free(f->q->swq);
+	free(f->q);
+	free(f->r);
+	free(f->t);
+	free(f);
+}
+
+static void fq_coverage(void)
+{
+	u32 i, j, n = 0;
+
+	printf("requester engine transitions (from -> to: count):\n");
+	for (i = 0; i < MRC_REQS_NSTATES; i++)
+		for (j = 0; j < MRC_REQS_NSTATES; j++)
+			if (req_trans[i][j])
+				printf("  %-13s -> %-13s %12llu\n",
+				       mrc_req_state_name(i),
+				       mrc_req_state_name(j),
+				       (unsigned long long)req_trans[i][j]);
+	printf("requester states unreached:");
+	for (i = 0; i < MRC_REQS_NSTATES; i++) {
+		bool seen = i == MRC_REQS_PICK;
+
+		for (j = 0; j < MRC_REQS_NSTATES; j++)
+			seen |= req_trans[j][i] != 0;
+		if (!seen) {
+			printf(" %s", mrc_req_state_name(i));
+			n++;
+		}
+	}
+	printf("%s\n", n ? "" : " none");
+}
+#endif /* SIM_HAVE_REQ */
+
 #endif /* SIM_HAVE_COMP */
 
 /* ====================================================== the stream */
@@ -1685,6 +2426,17 @@ static bool rc_conflicts(struct rc_conn *c, u32 j, u8 mr, u64 va, u32 len)
 		if (va < w->va + wl && w->va < va + len)
 			return true;
 	}
+	return false;
+}
+
+/* A READ of MR @mr before WR @j? */
+static bool rc_read_before(struct rc_conn *c, u32 j, u8 mr)
+{
+	u32 i;
+
+	for (i = 0; i < j; i++)
+		if (c->wr[i].kind == WR_READ && c->wr[i].mr == mr)
+			return true;
 	return false;
 }
 
@@ -1787,8 +2539,18 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 				w->fence = true;
 				COV(req_fence);
 			}
-			alive[w->mr] = 0;
-			nalive--;
+			/*
+			 * Unless "invread": no READ of that MR earlier in this
+			 * life (finding: a READ response retransmitted after
+			 * the invalidation is re-read from the MR and aborts
+			 * the responder QP, though the requester has its data).
+			 */
+			if (!W.f.invread && rc_read_before(c, i, w->mr))
+				w->kind = WR_SEND;
+			else {
+				alive[w->mr] = 0;
+				nalive--;
+			}
 		}
 		w->imm = (u32)rng_next(&W.rng);
 		w->data = malloc(w->len + 8);
@@ -1819,6 +2581,13 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 static void rc_reference(struct rc_conn *c)
 {
 	u32 i;
+
+	if (W.o->verbose > 2)
+		for (i = 0; i < c->nwr; i++)
+			printf("qp %u WR %u kind %u mr %u va %llx len %u fence %d\n",
+			       c->req.qpn, i, c->wr[i].kind, c->wr[i].mr,
+			       (unsigned long long)c->wr[i].va, c->wr[i].len,
+			       c->wr[i].fence);
 
 	for (i = 0; i < c->nwr; i++) {
 		struct rc_wr *w = &c->wr[i];
@@ -1864,6 +2633,21 @@ static void rc_rx(u32 node, const struct mrc_pkt *p, const u8 *payload,
 	u32 i;
 
 	for (i = 0; i < rc_n; i++) {
+#ifdef SIM_HAVE_REQ
+		if (rc[i].fq[0]) {
+			if (rc[i].req.node == node &&
+			    rc[i].req.qpn == p->dst_qpn) {
+				fq_rx(rc[i].fq[0], p, payload, ce);
+				return;
+			}
+			if (rc[i].rsp.node == node &&
+			    rc[i].rsp.qpn == p->dst_qpn) {
+				fq_rx(rc[i].fq[1], p, payload, ce);
+				return;
+			}
+			continue;
+		}
+#endif
 		if (rc[i].req.node == node && rc[i].req.qpn == p->dst_qpn) {
 			ep_on_pkt(&rc[i].req, p, payload, ce);
 			return;
@@ -1914,7 +2698,7 @@ static bool rc_quiet(void)
 			return false;
 		/* the responder's responses are all acknowledged */
 		if (!c->req_err && !c->rsp_err &&
-		    mrc_sb_outstanding(&c->rsp.sb))
+		    mrc_sb_outstanding(c->rsp.sbp))
 			return false;
 	}
 	return true;
@@ -1950,6 +2734,13 @@ static void rc_cleanup(void)
 	for (i = 0; i < rc_n; i++) {
 		struct rc_conn *c = &rc[i];
 
+#ifdef SIM_HAVE_REQ
+		if (c->fq[0]) {
+			fq_free(c->fq[0]);
+			fq_free(c->fq[1]);
+			c->r = NULL;
+		}
+#endif
 		if (c->r) {
 			/* held packets belong to us: the reset releases them */
 			mrc_resp_reset(c->r, &c->env);
@@ -1984,8 +2775,15 @@ static void rc_kick(void *arg, u64 x)
 {
 	struct rc_conn *c = arg;
 
-	if (x == c->life)
-		ep_pump(&c->req);
+	if (x != c->life)
+		return;
+#ifdef SIM_HAVE_REQ
+	if (c->fq[0]) {
+		fq_tx(c->fq[0]);
+		return;
+	}
+#endif
+	ep_pump(&c->req);
 }
 
 /* Fault: the responder's application deregisters an MR mid-run. */
@@ -2008,6 +2806,18 @@ static void rc_qperr_ev(void *arg, u64 x)
 	if ((x >> 1) != c->life)
 		return;
 	COV(f_qp_err);
+#ifdef SIM_HAVE_REQ
+	if (c->fq[0]) {
+		struct fq *f = c->fq[x & 1];
+
+		if (!f->dead) {
+			f->q->failed = 1;
+			f->fail_pending = true;
+			fq_after(f);
+		}
+		return;
+	}
+#endif
 	if (x & 1) {
 		if (!c->rsp_err) {
 			c->rsp_err = true;
@@ -2048,6 +2858,12 @@ static void rc_life(u32 nwr)
 		c->req.peer = &c->rsp;
 		c->rsp.peer = &c->req;
 		c->req.stale_ok = c->rsp.stale_ok = life > 0;
+#ifdef SIM_HAVE_REQ
+		if (c->fq[0]) {
+			fq_start(c, isn_q, isn_s, np);
+			goto started;
+		}
+#endif
 		mrc_resp_reset(c->r, &c->env);
 		mrc_resp_start(c->r, &c->env, isn_q, MRC_ACK_EVERY_DEFAULT,
 			       MRC_ACK_EVERY_HOLE);
@@ -2066,6 +2882,9 @@ static void rc_life(u32 nwr)
 		c->r->cfg.min_rnr_timer = 1;
 		c->rsp.rxp = &c->r->rx;
 		c->rsp.checked_cum = isn_q;
+#ifdef SIM_HAVE_REQ
+started:
+#endif
 		c->req_err = c->rsp_err = c->flush_pending = false;
 		c->next_wr = c->cur_wr = c->done_wr = c->ok_wr = 0;
 		c->cur_busy = false;
@@ -2198,9 +3017,18 @@ void scn_rc(void)
 		 * Not by default in runs with error faults: a fatal NAK
 		 * beyond a hole livelocks it (finding, see design.rst).
 		 */
-		c->use_comp = W.o->requester ? W.o->requester == 2 :
-			      rng_below(&W.rng, 2) && !W.f.dereg &&
-			      !W.f.qp_err && !W.f.access;
+		k = W.o->requester ? W.o->requester :
+		    1 + (W.f.dereg || W.f.qp_err || W.f.access ? 0 :
+			 rng_below(&W.rng, 3));
+		c->use_comp = k == 2;
+#ifdef SIM_HAVE_REQ
+		if (k == 3) {
+			free(c->r);
+			c->fq[0] = fq_new(c, 0);
+			c->fq[1] = fq_new(c, 1);
+			c->r = c->fq[1]->r;
+		}
+#endif
 		if (c->use_comp) {
 			c->q = calloc(1, sizeof(*c->q));
 			if (!c->q)
@@ -2236,7 +3064,8 @@ void scn_rc(void)
 	snprintf(W.what, sizeof(W.what),
 		 "rc: %u qps x %u WRs x %u lives, mtu %u, %s requester, "
 		 "faults %s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
-		 rc[0].use_comp ? "completer" : "sim",
+		 rc[0].fq[0] ? "engines" : rc[0].use_comp ? "completer" :
+		 "sim",
 		 W.f.loss_ppm || W.f.burst_ppm ? "loss " : "",
 		 W.f.reorder_ppm ? "reorder " : "", W.f.dup_ppm ? "dup " : "",
 		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr " : "",
@@ -2334,6 +3163,9 @@ void rc_coverage(void)
 	printf("%s\n", n ? "" : " none");
 #ifdef SIM_HAVE_COMP
 	creq_coverage();
+#endif
+#ifdef SIM_HAVE_REQ
+	fq_coverage();
 #endif
 }
 

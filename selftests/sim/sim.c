@@ -5,7 +5,7 @@
  *   sim [--seeds N] [--seed S] [--scenario stream|rc|all]
  *       [--faults all|none|loss,burst,reorder,dup,corrupt,blackhole,
  *                 flap,spike,rnr,dereg,qperr,reset,spurious,access,
- *                 stale]
+ *                 stale,invread]
  *       [--ops N] [--coverage] [--quiet] [-v]
  *
  * Runs seeds S, S+1, ..., S+N-1 (S defaults to 1). Each run is fully
@@ -35,10 +35,10 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: sim [--seeds N] [--seed S] [--scenario stream|rc|all]\n"
 		"           [--faults SPEC] [--ops N] [--coverage] [--strict]\n"
-		"           [--first-fail] [--requester sim|core] [--quiet] [-v]\n"
+		"           [--first-fail] [--requester sim|core|engines] [--quiet] [-v]\n"
 		"SPEC: all (default: each fault on in some runs), none, or a\n"
 		"      list of loss,burst,reorder,dup,corrupt,blackhole,flap,\n"
-		"      spike,rnr,dereg,qperr,reset,spurious,access,stale\n");
+		"      spike,rnr,dereg,qperr,reset,spurious,access,stale,invread\n");
 	exit(2);
 }
 
@@ -97,7 +97,8 @@ static int run_one(const struct sim_opts *o)
 		       "--faults %s --ops %u%s%s\n", (unsigned long long)o->seed,
 		       scn, o->faults, o->ops, o->strict ? " --strict" : "",
 		       o->requester == 1 ? " --requester sim" :
-		       o->requester == 2 ? " --requester core" : "");
+		       o->requester == 2 ? " --requester core" :
+		       o->requester == 3 ? " --requester engines" : "");
 	if (W.cleanup)
 		W.cleanup();
 	W.step_check = NULL;
@@ -141,7 +142,8 @@ int main(int argc, char **argv)
 		case 'F': first_fail = true; break;
 		case 'R':
 			o.requester = !strcmp(optarg, "sim") ? 1 :
-				      !strcmp(optarg, "core") ? 2 : 0;
+				      !strcmp(optarg, "core") ? 2 :
+				      !strcmp(optarg, "engines") ? 3 : 0;
 			break;
 		case 'v': o.verbose++; break;
 		default: usage();

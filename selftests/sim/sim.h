@@ -181,6 +181,7 @@ struct sim_faults {
 	u32 spurious_ppm;	/* requester resends an already acked PSN */
 	u32 access;		/* runs: the responder QP lacks a remote right */
 	u32 stale;		/* reset: the old life's packets stay in flight */
+	u32 invread;		/* SEND_WITH_INV of an MR READ earlier */
 };
 
 /* Named fault mixes for --faults (comma separated, "all", "none"). */
@@ -235,7 +236,8 @@ struct sim_opts {
 	const char *faults;	/* spec */
 	const char *scenario;	/* "stream", "rc" */
 	u32 ops;		/* WRs (rc) or packets (stream) per run */
-	u8 requester;		/* rc: 0 either, 1 the sim's, 2 core completer */
+	u8 requester;		/* rc: 0 any, 1 the sim's, 2 core completer,
+				   3 both QPs of core engines */
 	bool strict;		/* rc: no fences: a later WRITE/atomic/SEND_INV
 				   may pass a READ/atomic, as IB allows, but
 				   the reference is strict PSN order */

@@ -280,6 +280,8 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 			f->stale = 1;
 		else if (!strcmp(tok, "invread"))
 			f->invread = 1;
+		else if (!strcmp(tok, "badwqe"))
+			f->badwqe = 1;
 		else if (!strcmp(tok, "access"))
 			f->access = 1;
 		else if (!strcmp(tok, "spurious"))
@@ -315,6 +317,7 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 		f->qp_err = !rng_below(r, 8);
 		f->reset = !rng_below(r, 4);
 		f->access = !rng_below(r, 16);
+		f->badwqe = !rng_below(r, 8);
 		if (rng_below(r, 2))
 			f->spurious_ppm = rng_range(r, 1000, 20000);
 	}

@@ -418,6 +418,10 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 		timer_arm(&e->rnrt, EP_RNR_US);
 		break;
 	default:
+		if (W.o->verbose > 1)
+			printf("t=%llu qp %u: got NAK %u psn %u (una %u nxt %u)\n",
+			       (unsigned long long)W.now, e->qpn, a->syndrome,
+			       a->nak_psn, e->sbp->una, e->sbp->nxt);
 		if (mrc_seq_in(a->nak_psn, e->sbp->una, e->sbp->nxt) ||
 		    mrc_seq_lt(a->nak_psn, e->sbp->una))
 			e->ops->nak(e, a->syndrome, a->nak_psn);

@@ -83,6 +83,12 @@ struct rc_held {
 
 struct fq;
 struct rc_conn;
+
+/* Faults after which an error completion / QP error is legitimate. */
+static bool rc_err_faults(void)
+{
+	return W.f.dereg || W.f.qp_err || W.f.access || W.f.badwqe;
+}
 #ifdef SIM_HAVE_REQ
 static const struct mrc_rsp *fq_b_head(struct rc_conn *c);
 #endif
@@ -118,6 +124,7 @@ struct rc_conn {
 	u32 nheld;
 	bool in_exec;
 	bool fq_tx_b;		/* in the responder QP's transmit round */
+	u32 badwqe_at;		/* fault: this WR's WQE is invalid */
 	bool in_rx;
 	u32 wr_bytes;		/* mr_write bytes during one packet */
 	u32 exec_psn;
@@ -426,13 +433,17 @@ static void env_emit(void *ctx, const struct mrc_pkt *p,
 	(void)flags;
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "responder emitted opcode %u",
 		  p->opcode);
-	SIM_CHECK(p->path_id < e->paths.n, "ACK on path %u of %u", p->path_id,
-		  e->paths.n);
+	SIM_CHECK(p->path_id < e->pathsp->n, "ACK on path %u of %u",
+		  p->path_id, e->pathsp->n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
 		COV(resp_nak_access);
 	else if (p->ack.syndrome == MRC_SYN_INV_REQ)
 		COV(resp_nak_inv);
-	fab_send(e->node, e->peer_node, e->paths.p[p->path_id].sport, p,
+	if (W.o->verbose > 1 && p->ack.syndrome > MRC_SYN_RNR)
+		printf("t=%llu qp %u: NAK %u psn %u (cum %u)\n",
+		       (unsigned long long)W.now, e->qpn, p->ack.syndrome,
+		       p->ack.nak_psn, p->ack.cum_psn);
+	fab_send(e->node, e->peer_node, e->pathsp->p[p->path_id].sport, p,
 		 src ? src_bytes(c, src) : NULL);
 }
 
@@ -972,7 +983,7 @@ static void req_nak(struct ep *e, u8 syn, u32 psn)
 {
 	struct rc_conn *c = conn_of_ep(e);
 
-	if (!(W.f.dereg || W.f.qp_err || W.f.access || c->strict)) {
+	if (!(rc_err_faults() || c->strict)) {
 		u32 i, n = 0;
 		char why[160] = "";
 
@@ -1112,7 +1123,7 @@ static int cq_post_scqe(void *ctx, const struct mrc_swqe *sw, u8 status)
 	c->done_wr++;
 	if (status != MRC_WC_SUCCESS) {
 		COV(req_cqe_err);
-		SIM_CHECK(W.f.dereg || W.f.qp_err || W.f.access || c->strict ||
+		SIM_CHECK(rc_err_faults() || c->strict ||
 			  c->rsp_err,
 			  "WR %u (kind %u, psn %u) completed with status %u in "
 			  "a run without error faults", i, w->kind,
@@ -1922,6 +1933,11 @@ static void fq_sq_fetch(void *ctx)
 	sw->num_sge = 1;
 	sw->send_flags = (w->fence ? MRC_SEND_FENCE : 0) |
 			 ((w->imm & 1) ? MRC_SEND_SOLICITED : 0);
+	/* fault: a WQE the adapter found invalid */
+	if (W.f.badwqe && c->next_wr == c->badwqe_at) {
+		sw->status = MRC_WC_LOC_QP_OP_ERR;
+		COV(f_badwqe);
+	}
 	w->posted = true;
 	c->next_wr++;
 	f->q->sq_head++;
@@ -2900,6 +2916,7 @@ started:
 		}
 		rc_gen(c, nwr);
 		rc_reference(c);
+		c->badwqe_at = rng_below(&W.rng, nwr);
 		for (k = 0; k < 8 + rng_below(&W.rng, 40); k++)
 			rc_post_recv(c);
 		if (W.f.rnr_ppm && rng_below(&W.rng, 2))
@@ -2938,7 +2955,7 @@ started:
 		bool err = c->req_err || c->rsp_err;
 
 		if (err)
-			SIM_CHECK(W.f.dereg || W.f.qp_err || W.f.access || c->strict,
+			SIM_CHECK(rc_err_faults() || c->strict,
 				  "qp %u: error in a run without error faults",
 				  c->req.qpn);
 		/* bytes written by WRs after the successful prefix: unknown */
@@ -3017,9 +3034,14 @@ void scn_rc(void)
 		 * Not by default in runs with error faults: a fatal NAK
 		 * beyond a hole livelocks it (finding, see design.rst).
 		 */
+		/*
+		 * Not with error faults (but an invalid WQE): a fatal NAK
+		 * behind a hole -- and spraying makes holes without any
+		 * loss -- livelocks the core send side (finding).
+		 */
 		k = W.o->requester ? W.o->requester :
-		    1 + (W.f.dereg || W.f.qp_err || W.f.access ? 0 :
-			 rng_below(&W.rng, 3));
+		    W.f.dereg || W.f.qp_err || W.f.access ? 1 :
+		    W.f.badwqe ? 3 : 1 + rng_below(&W.rng, 3);
 		c->use_comp = k == 2;
 #ifdef SIM_HAVE_REQ
 		if (k == 3) {
@@ -3062,10 +3084,11 @@ void scn_rc(void)
 	}
 	lives = W.f.reset ? 2 : 1;
 	snprintf(W.what, sizeof(W.what),
-		 "rc: %u qps x %u WRs x %u lives, mtu %u, %s requester, "
+		 "rc: %u qps x %u WRs x %u lives, mtu %u, %s%s requester, "
 		 "faults %s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
 		 rc[0].fq[0] ? "engines" : rc[0].use_comp ? "completer" :
-		 "sim",
+		 "sim", rc_n < 2 ? "" : rc[1].fq[0] ? "+engines" :
+		 rc[1].use_comp ? "+completer" : "+sim",
 		 W.f.loss_ppm || W.f.burst_ppm ? "loss " : "",
 		 W.f.reorder_ppm ? "reorder " : "", W.f.dup_ppm ? "dup " : "",
 		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr " : "",

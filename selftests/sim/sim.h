@@ -98,6 +98,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(f_reset, "fault: QP reset and reused") \
 	X(f_spurious_retx, "fault: requester resends an acked PSN") \
 	X(f_access, "fault: QP without a remote access right") \
+	X(f_badwqe, "fault: an invalid send WQE") \
 	X(resp_placed, "responder: packet placed") \
 	X(resp_drop, "responder: packet left uncommitted") \
 	X(resp_held, "responder: WRITE last packet held") \
@@ -182,6 +183,7 @@ struct sim_faults {
 	u32 access;		/* runs: the responder QP lacks a remote right */
 	u32 stale;		/* reset: the old life's packets stay in flight */
 	u32 invread;		/* SEND_WITH_INV of an MR READ earlier */
+	u32 badwqe;		/* runs: one WQE is invalid (engines) */
 };
 
 /* Named fault mixes for --faults (comma separated, "all", "none"). */

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# fault mixes: name=spec
+# fault mixes: name=spec [more sim options]
 mixes=(
 	all=all
 	none=none
@@ -36,6 +36,9 @@ mixes=(
 	errors=dereg,qperr,access,reorder,loss
 	reset=reset,reorder,dup,loss
 	adversary=spurious,dup,reorder,corrupt
+	engines="loss,burst,reorder,dup,corrupt,rnr,reset,spurious --scenario rc --requester engines"
+	completer="loss,reorder,dup,blackhole,flap,spike,rnr --scenario rc --requester core"
+	badwqe="badwqe,loss,reorder,dup --scenario rc --requester engines"
 )
 
 make -s -C "$ROOT/selftests/sim" fast || exit 1
@@ -47,7 +50,8 @@ i=0
 for m in "${mixes[@]}"; do
 	name=${m%%=*} spec=${m#*=}
 	# each mix its own seed range, so that mixes do not repeat runs
-	"$bin" --seeds "$seeds" --seed $((base + i * seeds)) --faults "$spec" \
+	# shellcheck disable=SC2086 # spec carries options
+	"$bin" --seeds "$seeds" --seed $((base + i * seeds)) --faults $spec \
 		"${extra[@]}" >"$out/$name.log" 2>&1 &
 	i=$((i + 1))
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do

@@ -66,7 +66,8 @@ for p in "${plants[@]}"; do
 	if [ $rc -ne 0 ] && grep -q '^FAIL seed' "$w/run.log"; then
 		printf 'plant %s: found in %.2f s, %s\n' "$name" "$t" \
 			"$(grep -m1 '^FAIL seed' "$w/run.log" | cut -d: -f1)"
-		grep -m1 -A1 '^  t=' "$w/run.log"
+		grep -m1 '^  t=' "$w/run.log"
+		echo "  replay: selftests/sim/plants.sh ${p#"$root"/} (then the seed's replay line)"
 		pass=$((pass + 1))
 	else
 		printf 'plant %s: NOT FOUND in %s seeds (%.1f s)\n' "$name" "$seeds" "$t"

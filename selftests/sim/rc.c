@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Scenario "rc": the core responder engine (kernel/core/responder.c)
- * against an adversarial packet-level requester, checked against a
- * reference model of IB RC.
+ * Scenario "rc": IB RC between two QPs through the fabric, checked
+ * against a reference model.
  *
- * Each connection has a requester QP (this file's own: it turns a random
- * WR stream -- WRITE, WRITE_IMM, SEND, SEND_IMM, SEND_WITH_INV, READ,
- * CMP_SWAP, FETCH_ADD, overlapping ranges on purpose -- into request
- * packets, sprays and retransmits them through the endpoint of ep.c, and
- * completes WRs in SQ order) and a responder QP: struct mrc_resp driven
- * through struct mrc_env, whose callbacks are the simulated memory
- * regions, receive queue and timers, and whose READ/atomic execution
- * (mrc_resp_rsp_ready/exec) is run as kernel/tx.c runs it, the
- * responses going back reliably in the responder's PSN space.
+ * The responder QP is always the core responder engine (responder.c,
+ * struct mrc_resp) driven through struct mrc_env, whose callbacks are
+ * the simulated memory regions, receive queue and timers. The requester
+ * QP's send side is, per connection, one of three (--requester):
+ *   sim      this file's own adversarial requester over ep.c (it turns a
+ *            random WR stream -- WRITE, WRITE_IMM, SEND, SEND_IMM,
+ *            SEND_WITH_INV, READ, CMP_SWAP, FETCH_ADD, overlapping ranges
+ *            on purpose -- into request packets, resends on its own and
+ *            completes WRs in SQ order); the responder QP's READ/atomic
+ *            responses go out as tx.c sent them, through ep.c;
+ *   core     struct mrc_req with the core completer (completer.c) under a
+ *            port of tx.c's send loop and timer rules;
+ *   engines  the full loop: both QPs are core engines (requester.c,
+ *            completer.c, responder.c), the environment doing what the
+ *            kernel adapters do (tp_run, tp_build_psn, rx dispatch, flush).
  *
  * The reference model executes the WR stream in order: what memory must
  * hold, what each READ and atomic must return, which receive completions

@@ -2586,14 +2586,30 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 			c->rmsg[c->nrmsg++] = i;
 		}
 		switch (w->kind) {
-		case WR_WRITE: COV(op_write); break;
-		case WR_WRITE_IMM: COV(op_write_imm); break;
-		case WR_SEND: COV(op_send); break;
-		case WR_SEND_IMM: COV(op_send_imm); break;
-		case WR_SEND_INV: COV(op_send_inv); break;
-		case WR_READ: COV(op_read); break;
-		case WR_CAS: COV(op_cas); break;
-		case WR_FAA: COV(op_faa); break;
+		case WR_WRITE:
+			COV(op_write);
+			break;
+		case WR_WRITE_IMM:
+			COV(op_write_imm);
+			break;
+		case WR_SEND:
+			COV(op_send);
+			break;
+		case WR_SEND_IMM:
+			COV(op_send_imm);
+			break;
+		case WR_SEND_INV:
+			COV(op_send_inv);
+			break;
+		case WR_READ:
+			COV(op_read);
+			break;
+		case WR_CAS:
+			COV(op_cas);
+			break;
+		case WR_FAA:
+			COV(op_faa);
+			break;
 		}
 	}
 }

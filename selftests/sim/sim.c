@@ -132,22 +132,43 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "v", lo, NULL)) != -1) {
 		switch (c) {
-		case 'n': nseeds = strtoull(optarg, NULL, 0); break;
-		case 's': o.seed = strtoull(optarg, NULL, 0); break;
-		case 'f': o.faults = optarg; break;
-		case 'c': o.scenario = optarg; break;
-		case 'o': o.ops = strtoul(optarg, NULL, 0); break;
-		case 'C': coverage = true; break;
-		case 'q': quiet = true; break;
-		case 'S': o.strict = true; break;
-		case 'F': first_fail = true; break;
+		case 'n':
+			nseeds = strtoull(optarg, NULL, 0);
+			break;
+		case 's':
+			o.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'f':
+			o.faults = optarg;
+			break;
+		case 'c':
+			o.scenario = optarg;
+			break;
+		case 'o':
+			o.ops = strtoul(optarg, NULL, 0);
+			break;
+		case 'C':
+			coverage = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'S':
+			o.strict = true;
+			break;
+		case 'F':
+			first_fail = true;
+			break;
 		case 'R':
 			o.requester = !strcmp(optarg, "sim") ? 1 :
 				      !strcmp(optarg, "core") ? 2 :
 				      !strcmp(optarg, "engines") ? 3 : 0;
 			break;
-		case 'v': o.verbose++; break;
-		default: usage();
+		case 'v':
+			o.verbose++;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind != argc)

@@ -146,6 +146,7 @@ struct rc_conn {
 	struct sim_timer qtimer[MRC_TIMER_MAX];
 	/* the full loop: both QPs of real engines (else NULL) */
 	struct fq *fq[2];
+	bool fq_borrowed;	/* the reverse direction of rc[0]'s QPs */
 };
 
 static struct rc_conn *rc;
@@ -1702,8 +1703,11 @@ static void creq_coverage(void)
  * WR stream; QP B answers (its send side carries READ/atomic responses).
  */
 struct fq {			/* one QP's engines and environment */
-	struct rc_conn *c;
-	int side;		/* 0: A (requester), 1: B (responder) */
+	struct rc_conn *c;	/* the connection that owns it */
+	int side;		/* 0: c's requester QP, 1: c's responder QP */
+	struct rc_conn *creq;	/* whose WR stream it sends, or NULL */
+	struct rc_conn *crsp;	/* whose requests it answers, or NULL */
+	bool borrowed;		/* a second connection's view of a QP */
 	struct ep *ep;		/* shadow state and invariants */
 	struct mrc_req *q;
 	struct mrc_resp *r;
@@ -1747,14 +1751,15 @@ static void fq_emit(void *ctx, const struct mrc_pkt *p,
 		printf("t=%llu qp %u: NAK %u psn %u (cum %u)\n",
 		       (unsigned long long)W.now, f->ep->qpn, p->ack.syndrome,
 		       p->ack.nak_psn, p->ack.cum_psn);
-		for (i = 0; i < f->c->nwr; i++)
-			if (f->c->wr[i].posted &&
-			    mrc_seq_geq(p->ack.nak_psn, f->c->wr[i].first_psn) &&
-			    mrc_seq_leq(p->ack.nak_psn, f->c->wr[i].last_psn))
+		struct rc_conn *c = f->crsp;
+
+		for (i = 0; c && i < c->nwr; i++)
+			if (c->wr[i].posted &&
+			    mrc_seq_geq(p->ack.nak_psn, c->wr[i].first_psn) &&
+			    mrc_seq_leq(p->ack.nak_psn, c->wr[i].last_psn))
 				printf("  WR %u kind %u mr %u (valid %d) fence %d\n",
-				       i, f->c->wr[i].kind, f->c->wr[i].mr,
-				       f->c->mr[f->c->wr[i].mr].valid,
-				       f->c->wr[i].fence);
+				       i, c->wr[i].kind, c->wr[i].mr,
+				       c->mr[c->wr[i].mr].valid, c->wr[i].fence);
 	}
 	fab_send(f->ep->node, f->ep->peer_node,
 		 f->q->paths.p[p->path_id].sport, p,
@@ -1767,8 +1772,8 @@ static void fq_release(void *ctx, const void *pkt)
 
 	SIM_CHECK(f->nheld > 0, "release of a packet never held");
 	f->nheld--;
-	if (f->side)
-		f->c->nheld--;
+	if (f->crsp)
+		f->crsp->nheld--;
 	free((void *)pkt);
 }
 
@@ -1778,54 +1783,56 @@ static void *fq_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
 {
 	struct fq *f = fq_of(ctx);
 
-	SIM_CHECK(f->side, "requester QP asked for an MR");
-	return env_mr_get(f->c, key, remote, access, va, len);
+	SIM_CHECK(f->crsp, "a QP without MRs asked for one");
+	return env_mr_get(f->crsp, key, remote, access, va, len);
 }
 
 static void fq_mr_put(void *ctx, void *mr)
 {
-	env_mr_put(fq_of(ctx)->c, mr);
+	env_mr_put(fq_of(ctx)->crsp, mr);
 }
 
 static int fq_mr_write(void *ctx, void *mr, u64 va, const struct mrc_src *src,
 		       u32 len)
 {
-	return env_mr_write(fq_of(ctx)->c, mr, va, src, len);
+	return env_mr_write(fq_of(ctx)->crsp, mr, va, src, len);
 }
 
 static void fq_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
 			 u64 compare, u64 swap_add, u64 *orig)
 {
-	env_mr_atomic(fq_of(ctx)->c, mr, va, cmp_swap, compare, swap_add,
+	env_mr_atomic(fq_of(ctx)->crsp, mr, va, cmp_swap, compare, swap_add,
 		      orig);
 }
 
 static int fq_mr_invalidate(void *ctx, u32 rkey, bool check_only)
 {
-	return env_mr_invalidate(fq_of(ctx)->c, rkey, check_only);
+	struct fq *f = fq_of(ctx);
+
+	return f->crsp ? env_mr_invalidate(f->crsp, rkey, check_only) : -1;
 }
 
 static int fq_rq_pop(void *ctx, u32 slot, u64 *wr_id, u64 *length)
 {
 	struct fq *f = fq_of(ctx);
 
-	if (!f->side)
-		return MRC_RQ_EMPTY;	/* A posts no receives */
-	return env_rq_pop(f->c, slot, wr_id, length);
+	if (!f->crsp)
+		return MRC_RQ_EMPTY;	/* it posts no receives */
+	return env_rq_pop(f->crsp, slot, wr_id, length);
 }
 
 static int fq_rq_copy(void *ctx, u32 slot, u64 offset,
 		      const struct mrc_src *src, u32 len)
 {
-	return env_rq_copy(fq_of(ctx)->c, slot, offset, src, len);
+	return env_rq_copy(fq_of(ctx)->crsp, slot, offset, src, len);
 }
 
 static int fq_post_rcqe(void *ctx, const struct mrc_rcqe *cq)
 {
 	struct fq *f = fq_of(ctx);
 
-	SIM_CHECK(f->side, "receive completion on the requester QP");
-	return env_post_rcqe(f->c, cq);
+	SIM_CHECK(f->crsp, "receive completion on a QP without receives");
+	return env_post_rcqe(f->crsp, cq);
 }
 
 static void fq_qp_error(void *ctx, u8 event)
@@ -1838,10 +1845,10 @@ static void fq_qp_error(void *ctx, u8 event)
 		       (unsigned long long)W.now, f->ep->qpn, event);
 	f->q->failed = 1;
 	f->fail_pending = true;
-	if (f->side) {
-		if (!f->c->rsp_err)
+	if (f->crsp) {
+		if (!f->crsp->rsp_err)
 			COV(resp_err);
-		f->c->rsp_err = true;
+		f->crsp->rsp_err = true;
 	}
 }
 
@@ -1886,8 +1893,8 @@ static int fq_post_scqe(void *ctx, const struct mrc_swqe *w, u8 status)
 {
 	struct fq *f = fq_of(ctx);
 
-	SIM_CHECK(!f->side, "send completion on the responder QP");
-	return cq_post_scqe(f->c, w, status);
+	SIM_CHECK(f->creq, "send completion on a QP without a WR stream");
+	return cq_post_scqe(f->creq, w, status);
 }
 
 static void fq_sq_consumed(void *ctx, u32 tail)
@@ -1903,22 +1910,22 @@ static int fq_sq_copy(void *ctx, const struct mrc_swqe *w, u64 offset,
 	struct mrc_src s = *src;
 	const struct rc_held *h = src->pkt;
 
-	SIM_CHECK(!f->side, "sq_copy on the responder QP");
+	SIM_CHECK(f->creq, "sq_copy on a QP without a WR stream");
 	if (!s.buf) {		/* a READ response's payload in its packet */
 		s.buf = h->buf;
 	}
-	return cq_sq_copy(f->c, w, offset, &s, len);
+	return cq_sq_copy(f->creq, w, offset, &s, len);
 }
 
 /* "WQE posted": the next WR of the stream, while the SQ has room. */
 static void fq_sq_fetch(void *ctx)
 {
 	struct fq *f = fq_of(ctx);
-	struct rc_conn *c = f->c;
+	struct rc_conn *c = f->creq;
 	struct mrc_swqe *sw;
 	struct rc_wr *w;
 
-	if (f->side || c->next_wr == c->nwr ||
+	if (!c || c->next_wr == c->nwr ||
 	    f->q->sq_head - f->q->sq_tail >= c->sq_depth)
 		return;
 	w = &c->wr[c->next_wr];
@@ -1960,7 +1967,7 @@ static int fq_comp_resp(void *ctx, const struct mrc_pkt *p,
 {
 	struct fq *f = fq_of(ctx);
 
-	SIM_CHECK(!f->side, "responses on the responder QP");
+	SIM_CHECK(f->creq, "responses on a QP without requests");
 	return mrc_comp_resp(f->q, &f->env, p, src);
 }
 
@@ -2002,11 +2009,11 @@ static const struct mrc_env_ops fq_env_ops = {
 /* The QP goes to ERR (after the engine call that said so): flush. */
 static void fq_after(struct fq *f)
 {
-	struct rc_conn *c = f->c;
+	struct rc_conn *c;
 	u32 i;
 
-	SIM_CHECK(c->mr_refs == 0, "MR handles leaked by the engine (%d)",
-		  c->mr_refs);
+	SIM_CHECK(!f->crsp || f->crsp->mr_refs == 0,
+		  "MR handles leaked by the engine (%d)", f->crsp->mr_refs);
 	if (!f->fail_pending || f->dead)
 		return;
 	f->fail_pending = false;
@@ -2016,7 +2023,8 @@ static void fq_after(struct fq *f)
 	for (i = 0; i < MRC_TIMER_MAX; i++)
 		timer_cancel(&f->t[i]);
 	f->ep->errored = true;
-	if (!f->side) {
+	c = f->creq;
+	if (c) {
 		/* the SQ: everything not completed is flushed */
 		c->req_err = true;
 		for (i = c->done_wr; i < c->nwr; i++) {
@@ -2025,11 +2033,11 @@ static void fq_after(struct fq *f)
 			COV(req_flush);
 		}
 		c->done_wr = c->nwr;
-		mrc_resp_flush(f->r, &f->env, 0);
-	} else {
-		c->rsp_err = true;
-		mrc_resp_flush(f->r, &f->env, c->rq_posted - c->rq_popped);
 	}
+	c = f->crsp;
+	if (c)
+		c->rsp_err = true;
+	mrc_resp_flush(f->r, &f->env, c ? c->rq_posted - c->rq_popped : 0);
 	SIM_CHECK(f->nheld == 0, "held packets not released by the flush");
 }
 
@@ -2037,7 +2045,7 @@ static void fq_after(struct fq *f)
 static int fq_build(struct fq *f, u32 psn, struct mrc_pkt *p, u8 *payload)
 {
 	const struct mrc_txd *d = &f->q->pkt[psn & (MRC_WND - 1)];
-	struct rc_conn *c = f->c;
+	struct rc_conn *c = f->creq;
 	struct rc_mr *m;
 
 	if (d->kind == MRC_TXD_REQ) {
@@ -2060,6 +2068,7 @@ static int fq_build(struct fq *f, u32 psn, struct mrc_pkt *p, u8 *payload)
 	}
 	SIM_CHECK(d->kind == MRC_RSP_READ, "txd of psn %u kind %u", psn,
 		  d->kind);
+	c = f->crsp;
 	p->rresp.req_psn = d->req_psn;
 	p->rresp.offset = d->offset;
 	p->rresp.msg_len = d->msg_len;
@@ -2096,7 +2105,7 @@ static void fq_cfg(struct fq *f)
 	g->ib_timeout_us = 67108;	/* IB timeout 14 */
 	g->rto_floor_us = 2000;
 	g->mtu = ep_mtu;
-	g->max_rd_atomic = f->c->rd_atomic;
+	g->max_rd_atomic = f->creq ? f->creq->rd_atomic : 1;
 	g->retry_cnt = 7;
 	g->rnr_retry = 7;
 	g->ud = 0;
@@ -2111,7 +2120,7 @@ static void fq_note_psn(struct fq *f, u32 psn)
 
 	if (d->kind != MRC_TXD_REQ)
 		return;
-	w = &f->c->wr[mrc_req_swqe(f->q, d->idx)->wr_id];
+	w = &f->creq->wr[mrc_req_swqe(f->q, d->idx)->wr_id];
 	if (d->flags & MRC_F_FIRST)
 		w->first_psn = psn;
 	if (d->flags & MRC_F_LAST)
@@ -2129,7 +2138,8 @@ static void fq_tx(struct fq *f)
 
 	if (f->dead)
 		return;
-	f->c->fq_tx_b = f->side;
+	if (f->crsp)
+		f->crsp->fq_tx_b = true;
 	fq_cfg(f);
 	if (f->rnr_fired) {
 		f->rnr_fired = false;
@@ -2189,7 +2199,8 @@ static void fq_tx(struct fq *f)
 	}
 	if (!q->failed)
 		mrc_comp_complete(q, &f->env);
-	f->c->fq_tx_b = false;
+	if (f->crsp)
+		f->crsp->fq_tx_b = false;
 	fq_after(f);
 }
 
@@ -2238,11 +2249,14 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		memcpy(h->buf + p->hdr_len, payload, p->payload_len);
 		v0 = mrc_rx_check(&f->r->rx, p->psn);
 		rc_cur_h = h;
-		f->c->in_rx = f->side;
-		f->c->wr_bytes = 0;
+		if (f->crsp) {
+			f->crsp->in_rx = true;
+			f->crsp->wr_bytes = 0;
+		}
 		fq_cfg(f);
 		ret = mrc_resp_rx(f->r, &f->env, p, h, ce);
-		f->c->in_rx = false;
+		if (f->crsp)
+			f->crsp->in_rx = false;
 		rc_cur_h = NULL;
 		v1 = mrc_rx_check(&f->r->rx, p->psn);
 		if (v0 == MRC_RX_NEW && v1 == MRC_RX_DUP)
@@ -2258,8 +2272,8 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		}
 		if (ret & MRC_RESP_HELD) {
 			f->nheld++;
-			if (f->side)
-				f->c->nheld++;
+			if (f->crsp)
+				f->crsp->nheld++;
 		} else {
 			free(h);
 		}
@@ -2334,7 +2348,8 @@ static void fq_start(struct rc_conn *c, u32 isn_q, u32 isn_s, u32 np)
 		mrc_resp_start(f->r, &f->env, k ? isn_q : isn_s,
 			       MRC_ACK_EVERY_DEFAULT, MRC_ACK_EVERY_HOLE);
 		f->r->cfg.dest_qpn = f->ep->peer_qpn;
-		f->r->cfg.max_dest_rd_atomic = c->rd_atomic;
+		f->r->cfg.max_dest_rd_atomic = f->crsp ? f->crsp->rd_atomic :
+					       c->rd_atomic;
 		f->r->cfg.npaths = np;
 		f->r->cfg.qp_access = MRC_ACC_REMOTE_WRITE |
 				      MRC_ACC_REMOTE_READ |
@@ -2361,6 +2376,8 @@ static struct fq *fq_new(struct rc_conn *c, int side)
 	f->c = c;
 	f->side = side;
 	f->ep = side ? &c->rsp : &c->req;
+	f->creq = side ? NULL : c;
+	f->crsp = side ? c : NULL;
 	f->q = calloc(1, sizeof(*f->q));
 	f->r = calloc(1, sizeof(*f->r));
 	f->t = calloc(MRC_TIMER_MAX, sizeof(*f->t));
@@ -2712,8 +2729,10 @@ static void rc_check(void)
 	u32 i;
 
 	for (i = 0; i < rc_n; i++) {
-		ep_check(&rc[i].req);
-		ep_check(&rc[i].rsp);
+		if (!rc[i].fq_borrowed) {
+			ep_check(&rc[i].req);
+			ep_check(&rc[i].rsp);
+		}
 		SIM_CHECK(rc[i].r->nheld <= MRC_HELD_MAX &&
 			  rc[i].r->nheld == rc[i].nheld,
 			  "held packets: engine %u, environment %u",
@@ -2722,6 +2741,16 @@ static void rc_check(void)
 			  "READ/atomic queue %u > max_dest_rd_atomic %u",
 			  mrc_rspq_len(&rc[i].r->rspq), rc[i].rd_atomic);
 	}
+}
+
+/* The responder QP's send side (its responses). */
+static const struct mrc_sb *rc_rsp_sb(const struct rc_conn *c)
+{
+#ifdef SIM_HAVE_REQ
+	if (c->fq[1])
+		return &c->fq[1]->q->sb;
+#endif
+	return c->rsp.sbp;
 }
 
 static bool rc_quiet(void)
@@ -2735,7 +2764,7 @@ static bool rc_quiet(void)
 			return false;
 		/* the responder's responses are all acknowledged */
 		if (!c->req_err && !c->rsp_err &&
-		    mrc_sb_outstanding(c->rsp.sbp))
+		    mrc_sb_outstanding(rc_rsp_sb(c)))
 			return false;
 	}
 	return true;
@@ -2773,8 +2802,10 @@ static void rc_cleanup(void)
 
 #ifdef SIM_HAVE_REQ
 		if (c->fq[0]) {
-			fq_free(c->fq[0]);
-			fq_free(c->fq[1]);
+			if (!c->fq_borrowed) {
+				fq_free(c->fq[0]);
+				fq_free(c->fq[1]);
+			}
 			c->r = NULL;
 		}
 #endif
@@ -2897,7 +2928,8 @@ static void rc_life(u32 nwr)
 		c->req.stale_ok = c->rsp.stale_ok = life > 0;
 #ifdef SIM_HAVE_REQ
 		if (c->fq[0]) {
-			fq_start(c, isn_q, isn_s, np);
+			if (!c->fq_borrowed)
+				fq_start(c, isn_q, isn_s, np);
 			goto started;
 		}
 #endif
@@ -3065,7 +3097,27 @@ void scn_rc(void)
 		    W.f.badwqe ? 3 : 1 + rng_below(&W.rng, 3);
 		c->use_comp = k == 2;
 #ifdef SIM_HAVE_REQ
-		if (k == 3) {
+		if (k == 3 && i == 1 && rc[0].fq[0] &&
+		    (W.o->pair || (!W.o->requester && rng_below(&W.rng, 2)))) {
+			/*
+			 * The reverse direction over the same two QPs: both
+			 * send requests and responses in one PSN space each.
+			 */
+			struct rc_conn *c0 = &rc[0];
+
+			free(c->r);
+			c->fq_borrowed = true;
+			c->fq[0] = c0->fq[1];
+			c->fq[1] = c0->fq[0];
+			c0->fq[1]->creq = c;
+			c0->fq[0]->crsp = c;
+			c->r = c->fq[1]->r;
+			c->req.node = c0->rsp.node;
+			c->req.qpn = c0->rsp.qpn;
+			c->rsp.node = c0->req.node;
+			c->rsp.qpn = c0->req.qpn;
+			COV(qp_bidir);
+		} else if (k == 3) {
 			free(c->r);
 			c->fq[0] = fq_new(c, 0);
 			c->fq[1] = fq_new(c, 1);

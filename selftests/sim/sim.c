@@ -35,7 +35,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: sim [--seeds N] [--seed S] [--scenario stream|rc|all]\n"
 		"           [--faults SPEC] [--ops N] [--coverage] [--strict]\n"
-		"           [--first-fail] [--requester sim|core|engines] [--quiet] [-v]\n"
+		"           [--first-fail] [--requester sim|core|engines] [--pair]\n"
+		"           [--quiet] [-v]\n"
 		"SPEC: all (default: each fault on in some runs), none, or a\n"
 		"      list of loss,burst,reorder,dup,corrupt,blackhole,flap,\n"
 		"      spike,rnr,dereg,qperr,reset,spurious,access,stale,invread,\n"
@@ -95,11 +96,12 @@ static int run_one(const struct sim_opts *o)
 		       failed ? "\n  " : "", failed ? sim_fail_msg : "");
 	if (failed)
 		printf("  replay: selftests/sim/sim --seed %llu --scenario %s "
-		       "--faults %s --ops %u%s%s\n", (unsigned long long)o->seed,
+		       "--faults %s --ops %u%s%s%s\n", (unsigned long long)o->seed,
 		       scn, o->faults, o->ops, o->strict ? " --strict" : "",
 		       o->requester == 1 ? " --requester sim" :
 		       o->requester == 2 ? " --requester core" :
-		       o->requester == 3 ? " --requester engines" : "");
+		       o->requester == 3 ? " --requester engines" : "",
+		       o->pair ? " --pair" : "");
 	if (W.cleanup)
 		W.cleanup();
 	W.step_check = NULL;
@@ -120,6 +122,7 @@ int main(int argc, char **argv)
 		{ "strict", no_argument, 0, 'S' },
 		{ "first-fail", no_argument, 0, 'F' },
 		{ "requester", required_argument, 0, 'R' },
+		{ "pair", no_argument, 0, 'P' },
 		{ "verbose", no_argument, 0, 'v' },
 		{ 0 }
 	};
@@ -158,6 +161,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			first_fail = true;
+			break;
+		case 'P':
+			o.pair = true;
 			break;
 		case 'R':
 			o.requester = !strcmp(optarg, "sim") ? 1 :

@@ -120,6 +120,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(req_fence, "requester: fenced WR (after READ/atomics)") \
 	X(req_probe, "requester: PROBE for an awaited response") \
 	X(cc_undo, "completer: spurious timeout undone") \
+	X(qp_bidir, "engines: WR streams both ways over one QP pair") \
 	X(op_write, "op: WRITE") \
 	X(op_write_imm, "op: WRITE_IMM") \
 	X(op_send, "op: SEND") \
@@ -238,6 +239,7 @@ struct sim_opts {
 	const char *faults;	/* spec */
 	const char *scenario;	/* "stream", "rc" */
 	u32 ops;		/* WRs (rc) or packets (stream) per run */
+	bool pair;		/* rc engines: both QPs send WR streams */
 	u8 requester;		/* rc: 0 any, 1 the sim's, 2 core completer,
 				   3 both QPs of core engines */
 	bool strict;		/* rc: no fences: a later WRITE/atomic/SEND_INV

@@ -452,15 +452,6 @@ bool metaroce_tp_renak(struct metaroce_qp *qp, const struct mrc_pkt *p,
 	return mrc_resp_renak(&qp->tp.s->resp, &e, p);
 }
 
-int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct mrc_rsp *r)
-{
-	struct metaroce_tp_ctx c;
-	struct mrc_env e;
-
-	metaroce_tp_env(&e, &c, qp, NULL);
-	return mrc_resp_rsp_exec(&qp->tp.s->resp, &e, r);
-}
-
 void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out)
 {
 	struct metaroce_tp_ctx c;

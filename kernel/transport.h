@@ -290,7 +290,6 @@ void metaroce_tp_resp_start(struct metaroce_qp *qp, u16 ack_every,
 void metaroce_tp_ack_timer(struct metaroce_qp *qp, struct sk_buff_head *out);
 bool metaroce_tp_renak(struct metaroce_qp *qp, const struct mrc_pkt *p,
 		       struct sk_buff_head *out);
-int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct mrc_rsp *r);
 void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out);
 
 /* comp.c */

@@ -31,8 +31,11 @@ RPING_COUNT=${TOOLS_RPING_COUNT:-500}
 PT="-d mrc0 -x 1 -F --report_gbits"
 PTR="-d mrc0 -R -F --report_gbits"
 # an rdma_cm listener on n2 (any device, any address) at port $1
+# rdma_listen() sets LISTEN (what `rdma res` shows) before it registers
+# the listen with the CM: a REQ in that window is rejected (reason 8,
+# invalid service ID) and perftest then crashes in librdmacm. Settle 1 s.
 cm_listening() {
-	echo "rdma res show cm_id | grep -q 'LISTEN.*:$1 '"
+	echo "rdma res show cm_id | grep -q 'LISTEN.*:$1 ' && sleep 1"
 }
 tcp_listening() {
 	echo "ss -ltn | grep -q ':$1 '"

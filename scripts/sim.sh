@@ -9,7 +9,7 @@
 #
 #   scripts/sim.sh --seeds N [--base S] [--jobs J] [extra sim options]
 #
-# e.g. scripts/sim.sh --seeds 20000   (about 10 million operations)
+# e.g. scripts/sim.sh --seeds 1200   (about 10 million operations)
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +39,7 @@ mixes=(
 	engines="loss,burst,reorder,dup,corrupt,rnr,reset,spurious --scenario rc --requester engines"
 	completer="loss,reorder,dup,blackhole,flap,spike,rnr --scenario rc --requester core"
 	badwqe="badwqe,loss,reorder,dup --scenario rc --requester engines"
+	pair="loss,burst,reorder,dup,corrupt,rnr,reset --scenario rc --requester engines --pair"
 )
 
 make -s -C "$ROOT/selftests/sim" fast || exit 1

@@ -2226,6 +2226,13 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		old = q->sb.una;
 		if (p->ack.syndrome == MRC_SYN_RNR)
 			COV(req_rnr_retry);
+		if (W.o->verbose > 2 && p->ack.syndrome > MRC_SYN_RNR)
+			printf("t=%llu qp %u: got NAK %u psn %u (una %u nxt %u "
+			       "tail %u seg %u head %u stop %u failed %u)\n",
+			       (unsigned long long)W.now, f->ep->qpn,
+			       p->ack.syndrome, p->ack.nak_psn, q->sb.una,
+			       q->sb.nxt, q->sq_tail, q->sq_seg, q->sq_head,
+			       q->stop_new, q->failed);
 		fq_cfg(f);
 		if (mrc_comp_ack(q, &f->env, &p->ack,
 				 mrc_rspq_len(&f->r->rspq) != 0)) {
@@ -2355,6 +2362,12 @@ static void fq_start(struct rc_conn *c, u32 isn_q, u32 isn_s, u32 np)
 				      MRC_ACC_REMOTE_READ |
 				      MRC_ACC_REMOTE_ATOMIC;
 		f->r->cfg.min_rnr_timer = 1;
+		/* fault: the QP lacks a right its peer will use */
+		if (W.f.access && f->crsp) {
+			f->r->cfg.qp_access &= ~(MRC_ACC_REMOTE_WRITE <<
+						 rng_below(&W.rng, 3));
+			COV(f_access);
+		}
 		f->ep->sbp = &f->q->sb;
 		f->ep->pathsp = &f->q->paths;
 		f->ep->rxp = &f->r->rx;

@@ -102,7 +102,7 @@ static void ev_push(u64 when, void (*fn)(void *, u64), void *arg, u64 x)
 
 static struct sim_ev ev_pop(void)
 {
-	struct sim_ev top = heap[0];
+	struct sim_ev top = heap[0], t;
 	size_t i = 0;
 
 	heap[0] = heap[--heap_n];
@@ -115,13 +115,9 @@ static struct sim_ev ev_pop(void)
 			m = r;
 		if (m == i)
 			break;
-		top.x = top.x;	/* keep gcc quiet about the swap below */
-		{
-			struct sim_ev t = heap[i];
-
-			heap[i] = heap[m];
-			heap[m] = t;
-		}
+		t = heap[i];
+		heap[i] = heap[m];
+		heap[m] = t;
 		i = m;
 	}
 	return top;

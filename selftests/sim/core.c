@@ -278,6 +278,8 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 			f->invread = 1;
 		else if (!strcmp(tok, "badwqe"))
 			f->badwqe = 1;
+		else if (!strcmp(tok, "badwqe2"))
+			f->badwqe = 2;
 		else if (!strcmp(tok, "access"))
 			f->access = 1;
 		else if (!strcmp(tok, "spurious"))

@@ -2422,6 +2422,33 @@ static void fq_free(struct fq *f)
 	free(f);
 }
 
+/* State of both QPs of @c (a hang). */
+static void fq_dump(struct rc_conn *c)
+{
+	u32 k;
+
+	for (k = 0; k < 2; k++) {
+		struct fq *f = c->fq[k];
+		struct mrc_req *q = f->q;
+		const struct mrc_rsp *h = mrc_rspq_head(&f->r->rspq);
+
+		printf("qp %u: sb una %u nxt %u nlost %u; sq tail %u seg %u "
+		       "head %u (seg_off %u); rd_atomic_out %u stop %u "
+		       "failed %u rnr %u want %u probe %u retries %u; rx cum %u "
+		       "top %u; rspq %u head psn %d ready %d; held %u; "
+		       "rto %d rnr %d ack %d\n", f->ep->qpn, q->sb.una, q->sb.nxt,
+		       q->sb.nlost, q->sq_tail, q->sq_seg, q->sq_head,
+		       q->sq_seg != q->sq_head ?
+		       mrc_req_swqe(q, q->sq_seg)->seg_off : 0,
+		       q->rd_atomic_out, q->stop_new, q->failed, q->rnr_wait,
+		       q->want_tx, q->probe_due, q->retries, f->r->rx.cum,
+		       f->r->rx.top, mrc_rspq_len(&f->r->rspq),
+		       h ? (int)h->req_psn : -1, mrc_resp_rsp_ready(f->r),
+		       f->r->nheld, f->t[MRC_TIMER_RTO].armed,
+		       f->t[MRC_TIMER_RNR].armed, f->t[MRC_TIMER_ACK].armed);
+	}
+}
+
 static void fq_coverage(void)
 {
 	u32 i, j, n = 0;
@@ -2983,6 +3010,13 @@ started:
 		rc_gen(c, nwr);
 		rc_reference(c);
 		c->badwqe_at = rng_below(&W.rng, nwr);
+		/*
+		 * Unless "badwqe2": not both directions of a QP pair (finding:
+		 * stop_new also stops a QP's READ/atomic responses, so two
+		 * QPs each with an error WQE behind a READ wait for each other).
+		 */
+		if (c->fq_borrowed && W.f.badwqe < 2)
+			c->badwqe_at = nwr;
 		for (k = 0; k < 8 + rng_below(&W.rng, 40); k++)
 			rc_post_recv(c);
 		if (W.f.rnr_ppm && rng_below(&W.rng, 2))
@@ -3000,6 +3034,10 @@ started:
 		for (i = 0; i < rc_n; i++) {
 			struct rc_conn *c = &rc[i];
 
+#ifdef SIM_HAVE_REQ
+			if (c->done_wr != c->nwr && c->fq[0] && W.o->verbose)
+				fq_dump(c);
+#endif
 			if (c->done_wr != c->nwr)
 				sim_fail("hang: qp %u completed %u of %u WRs "
 					 "(posted %u; una %u nxt %u nlost %u; "
@@ -3171,14 +3209,14 @@ void scn_rc(void)
 	lives = W.f.reset ? 2 : 1;
 	snprintf(W.what, sizeof(W.what),
 		 "rc: %u qps x %u WRs x %u lives, mtu %u, %s%s requester, "
-		 "faults %s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
+		 "faults %s%s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
 		 rc[0].fq[0] ? "engines" : rc[0].use_comp ? "completer" :
 		 "sim", rc_n < 2 ? "" : rc[1].fq[0] ? "+engines" :
 		 rc[1].use_comp ? "+completer" : "+sim",
 		 W.f.loss_ppm || W.f.burst_ppm ? "loss " : "",
 		 W.f.reorder_ppm ? "reorder " : "", W.f.dup_ppm ? "dup " : "",
 		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr " : "",
-		 W.f.access ? "access" : "");
+		 W.f.access ? "access " : "", W.f.badwqe ? "badwqe" : "");
 	W.step_check = rc_check;
 	for (i = 0; i < lives; i++) {
 		if (i) {

@@ -129,28 +129,66 @@ void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
 
 /* ------------------------------------------------------- completion */
 
+/*
+ * After a fatal NAK (q->peer_err) the responder is in ERR: a WQE that has
+ * not completed yet never will. Those before the NAKed WQE complete with
+ * WR_FLUSH_ERR (never executed, or not known to be), the NAKed one with
+ * the NAK's status -- even if it is still being segmented -- and the QP
+ * fails (the environment flushes the rest).
+ */
+static u8 comp_peer_err_status(struct mrc_req *q, struct mrc_swqe *w)
+{
+	if (!q->nak_found || q->sq_tail != q->nak_idx)
+		return MRC_WC_WR_FLUSH_ERR;
+	if (!w->segmented) {
+		/* the NAKed WQE is still at sq_seg: it is done */
+		w->segmented = 1;
+		q->sq_seg++;
+	}
+	return w->status;
+}
+
 void mrc_comp_complete(struct mrc_req *q, const struct mrc_env *e)
 {
-	while (q->sq_tail != q->sq_seg && !q->failed) {
-		struct mrc_swqe *w = mrc_req_swqe(q, q->sq_tail);
+	while (!q->failed) {
+		struct mrc_swqe *w;
+		u8 status;
 
-		if (w->status == MRC_WC_SUCCESS) {
-			if (!w->segmented ||
-			    mrc_seq_geq(w->last_psn, q->sb.una))
-				break;
-			if (w->rd_atomic && !w->resp_done)
+		if (q->sq_tail == q->sq_seg) {
+			/* only a partially segmented NAKed WQE goes on */
+			if (!q->peer_err || q->sq_seg == q->sq_head ||
+			    !q->nak_found || q->nak_idx != q->sq_seg)
 				break;
 		}
-		if ((w->status != MRC_WC_SUCCESS || w->signaled) &&
-		    e->ops->post_scqe(e->ctx, w, w->status))
+		w = mrc_req_swqe(q, q->sq_tail);
+		status = w->status;
+		if (status == MRC_WC_SUCCESS &&
+		    (!w->segmented || mrc_seq_geq(w->last_psn, q->sb.una) ||
+		     (w->rd_atomic && !w->resp_done))) {
+			if (!q->peer_err)
+				break;
+			status = comp_peer_err_status(q, w);
+		} else if (q->peer_err && q->nak_found &&
+			   q->sq_tail == q->nak_idx) {
+			status = comp_peer_err_status(q, w);
+		}
+		if ((status != MRC_WC_SUCCESS || w->signaled) &&
+		    e->ops->post_scqe(e->ctx, w, status))
 			comp_fail(q, e, MRC_QPE_KEEP);	/* CQ overflow */
 		if (w->rd_atomic && !w->resp_done && w->segmented)
 			q->rd_atomic_out--;
-		if (w->status != MRC_WC_SUCCESS)
-			comp_fail(q, e, MRC_QPE_KEEP);
 		q->sq_tail++;
 		e->ops->sq_consumed(e->ctx, q->sq_tail);
+		/* a flushed WQE before the NAKed one does not end the walk */
+		if (status != MRC_WC_SUCCESS &&
+		    !(status == MRC_WC_WR_FLUSH_ERR && q->peer_err &&
+		      q->nak_found && mrc_seq_lt(q->sq_tail - 1, q->nak_idx)))
+			comp_fail(q, e, MRC_QPE_KEEP);
 	}
+	/* a fatal NAK that named no outstanding WQE: flush them all */
+	if (q->peer_err && !q->failed &&
+	    (!q->nak_found || mrc_seq_gt(q->sq_tail, q->nak_idx)))
+		comp_fail(q, e, MRC_QPE_KEEP);
 }
 
 /* ------------------------------------------------------------- ACKs */
@@ -167,17 +205,27 @@ static struct mrc_swqe *comp_psn_wqe(const struct mrc_req *q, u32 psn)
 }
 
 /* The outstanding READ/atomic WQE whose request had PSN @req_psn. */
-static struct mrc_swqe *comp_find_rd(const struct mrc_req *q, u32 req_psn)
+static struct mrc_swqe *comp_find_rd_idx(const struct mrc_req *q,
+					 u32 req_psn, u32 *pidx)
 {
 	u32 idx;
 
 	for (idx = q->sq_tail; idx != q->sq_seg; idx++) {
 		struct mrc_swqe *w = mrc_req_swqe(q, idx);
 
-		if (w->rd_atomic && w->segmented && w->first_psn == req_psn)
+		if (w->rd_atomic && w->segmented && w->first_psn == req_psn) {
+			*pidx = idx;
 			return w;
+		}
 	}
 	return NULL;
+}
+
+static struct mrc_swqe *comp_find_rd(const struct mrc_req *q, u32 req_psn)
+{
+	u32 idx;
+
+	return comp_find_rd_idx(q, req_psn, &idx);
 }
 
 static void comp_nak_rnr(struct mrc_req *q, const struct mrc_env *e,
@@ -209,6 +257,7 @@ static void comp_nak_rnr(struct mrc_req *q, const struct mrc_env *e,
 static void comp_nak_err(struct mrc_req *q, const struct mrc_ack_info *a,
 			 struct mrc_swqe *w)
 {
+	u32 idx = 0;
 	u8 status;
 
 	switch (a->syndrome) {
@@ -227,13 +276,24 @@ static void comp_nak_err(struct mrc_req *q, const struct mrc_ack_info *a,
 	 * later if its memory is gone by the time it may run: the NAK names
 	 * the acknowledged request's PSN.
 	 */
+	/*
+	 * The responder is in ERR (protocol.rst "Fatal NAK"): whatever is
+	 * outstanding ends now (mrc_comp_complete), the NAKed WQE with the
+	 * NAK's status. A NAK that names no outstanding WQE (its WQE
+	 * already completed) still ends the QP: nothing can complete.
+	 */
+	q->stop_new = 1;
+	q->peer_err = 1;
 	if (!w)
-		w = comp_find_rd(q, a->nak_psn);
-	if (!w)
+		w = comp_find_rd_idx(q, a->nak_psn, &idx);
+	else
+		idx = q->pkt[a->nak_psn & (MRC_WND - 1)].idx;
+	if (!w || q->nak_found)
 		return;
+	q->nak_found = 1;
+	q->nak_idx = idx;
 	if (w->status == MRC_WC_SUCCESS)
 		w->status = status;
-	q->stop_new = 1;
 }
 
 static enum mrc_comp_state comp_go(const struct mrc_env *e,
@@ -455,7 +515,10 @@ bool mrc_comp_give_up(const struct mrc_req *q, u64 now)
 	limit = q->cfg.ib_timeout_us * (q->cfg.retry_cnt + 1);
 	if (limit)
 		limit = max_t(u64, limit, MRC_GIVEUP_MIN_US);
-	last = q->progress_us > q->heard_us ? q->progress_us : q->heard_us;
+	last = q->progress_us;
+	/* a peer in ERR only re-NAKs: that is not being heard */
+	if (!q->peer_err && q->heard_us > last)
+		last = q->heard_us;
 	return limit && q->retries > q->cfg.retry_cnt && now - last > limit;
 }
 

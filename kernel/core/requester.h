@@ -133,6 +133,14 @@ struct mrc_req {
 	u8 anchored, rnr_wait, tlp_armed, tlp_done;
 	u8 stop_new, failed, want_tx, probe_due;
 	u8 undo_armed;
+	/*
+	 * peer_err: a fatal NAK (REM_ACCESS, INV_REQ, REM_OP) said the
+	 * responder went to ERR; nothing outstanding can complete any more:
+	 * mrc_comp_complete() ends the QP (protocol.rst "Fatal NAK").
+	 * nak_idx: the NAKed WQE (nak_found), which keeps the NAK's status.
+	 */
+	u8 peer_err, nak_found;
+	u32 nak_idx;
 	u32 probe_psn;		/* oldest request awaiting its response */
 	u32 retries;		/* timeouts without progress */
 	u64 progress_us;	/* last cumulative progress */

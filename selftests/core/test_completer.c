@@ -416,6 +416,78 @@ MRC_TEST(comp_states_covered)
 			0);
 }
 
+/*
+ * Sim finding 7: a fatal NAK of the first packet of a WQE that is still
+ * being segmented completes that WQE with the NAK's status and fails the
+ * QP (it used to wait forever: completion walked only up to sq_seg).
+ */
+MRC_TEST(comp_fatal_nak_mid_segment)
+{
+	struct mrc_ack_info a;
+	struct mrc_swqe *w;
+	struct mrc_req *q;
+	u32 psn, ppsn;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	w = mrc_req_swqe(q, q->sq_head++);
+	memset(w, 0, CT_SWQE);
+	w->wr_id = 100;
+	w->mrc_op = MRC_OP_WRITE;
+	w->len = 3000;
+	w->num_sge = 1;
+	mrc_sb_send_new(&q->sb, 0, ct.now, 0, &psn, &ppsn);	/* PSN 10 */
+	q->pkt[psn & (MRC_WND - 1)].kind = MRC_TXD_REQ;
+	q->pkt[psn & (MRC_WND - 1)].idx = 0;
+	w->first_psn = psn;
+	w->seg_off = 1024;		/* 2 more packets to go: sq_seg 0 */
+	ct_ack(&a, 10, MRC_SYN_REM_ACCESS, 10);
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &ct_e, &a, false), 0);
+	MRC_EXPECT_EQ(ct.ncqe, 1);
+	MRC_EXPECT_EQ(ct.cqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(ct.cqe_status[0], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_EQ(q->sq_tail, 1);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+	MRC_EXPECT_TRUE(q->failed);
+	MRC_EXPECT_TRUE(ct.nerr >= 1);
+}
+
+/*
+ * Sim finding 5: a fatal NAK beyond a hole (an older SEND lost) and an
+ * older READ acknowledged but unanswered: the responder is in ERR, so
+ * the older WQEs flush, the NAKed one gets the NAK's status, the QP
+ * fails; the peer's re-NAKs do not keep it "heard".
+ */
+MRC_TEST(comp_fatal_nak_behind_hole)
+{
+	struct mrc_ack_info a;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_SEND, 100, 1, false);		/* 10, lost */
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 11, acked */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, false);		/* 12, NAKed */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 13 */
+	ct_ack(&a, 10, MRC_SYN_REM_ACCESS, 12);
+	a.sack[0] = 1U << 1 | 1U << 2;
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &ct_e, &a, false), 0);
+	MRC_EXPECT_EQ(ct.ncqe, 3);
+	MRC_EXPECT_EQ(ct.cqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(ct.cqe_status[0], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(ct.cqe_wr_id[1], 101);
+	MRC_EXPECT_EQ(ct.cqe_status[1], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(ct.cqe_wr_id[2], 102);
+	MRC_EXPECT_EQ(ct.cqe_status[2], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_EQ(q->sq_tail, 3);	/* the environment flushes 103 */
+	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
+	MRC_EXPECT_TRUE(q->failed);
+	/* give-up: a re-NAK refreshes heard_us, progress is old */
+	q->retries = 10;
+	q->heard_us = ct.now + 100000000;
+	MRC_EXPECT_TRUE(mrc_comp_give_up(q, ct.now + 100000000));
+}
+
 MRC_SUITE(completer,
 	  MRC_CASE(comp_ack_completes_in_order),
 	  MRC_CASE(comp_read_waits_for_response),
@@ -423,4 +495,6 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_error_nak_of_acked_read),
 	  MRC_CASE(comp_anchor_and_resp_timer),
 	  MRC_CASE(comp_timer_intervals),
+	  MRC_CASE(comp_fatal_nak_mid_segment),
+	  MRC_CASE(comp_fatal_nak_behind_hole),
 	  MRC_CASE(comp_states_covered));

@@ -648,7 +648,8 @@ static int tp_send_new(struct metaroce_qp *qp, const struct mrc_env *e,
 	struct sk_buff *skb;
 	int n = 0, step;
 
-	while (n < budget && !s->req.stop_new) {
+	/* with stop_new, mrc_req_next() still runs responses */
+	while (n < budget) {
 		step = mrc_req_next(&s->req, &s->resp, e, &o);
 		if (step == MRC_REQ_STOP)
 			break;

@@ -203,15 +203,18 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 	while (st != MRC_REQS_DONE) {
 		switch (st) {
 		case MRC_REQS_PICK:
-			if (q->stop_new) {
-				next = MRC_REQS_DONE;
-				break;
-			}
+			/*
+			 * READ/atomic responses are the responder's duty: they
+			 * go on while an error WQE is pending (stop_new), else
+			 * two QPs each with one behind a READ to the other
+			 * wait for each other (protocol.rst "READ and
+			 * atomics"). Never inside a request message.
+			 */
 			mid = q->sq_seg != q->sq_head &&
 			      mrc_req_swqe(q, q->sq_seg)->seg_off;
-			if (!mid && mrc_resp_rsp_ready(r))
+			if (!mid && !q->failed && mrc_resp_rsp_ready(r))
 				next = MRC_REQS_RESPOND;
-			else if (!q->cfg.running)
+			else if (q->stop_new || !q->cfg.running)
 				next = MRC_REQS_DONE;
 			else if (q->sq_seg == q->sq_head)
 				next = MRC_REQS_FETCH;

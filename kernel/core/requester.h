@@ -123,8 +123,8 @@ struct mrc_req {
 	 * sent while responses wait in RTR). rnr_wait: an RNR NAK stopped
 	 * the requester until MRC_TIMER_RNR fires. tlp_armed: MRC_TIMER_RTO
 	 * is a tail-loss probe; tlp_done: one was sent since the last
-	 * cumulative progress. stop_new: an error WQE is pending, nothing
-	 * new is sent. failed: the QP is going to ERR (any engine, through
+	 * cumulative progress. stop_new: an error WQE is pending, no new
+	 * request is sent (READ/atomic responses still are). failed: the QP is going to ERR (any engine, through
 	 * qp_error); nothing more completes. want_tx: an ACK or response
 	 * opened the window, the requester should run. probe_due: send a
 	 * PROBE for probe_psn. undo_armed: a timeout reduced cc at undo_ts

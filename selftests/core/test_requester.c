@@ -285,6 +285,39 @@ MRC_TEST(req_responses_between_messages)
 	MRC_EXPECT_EQ(qt_txd(o.psn)->va, 42);
 }
 
+/*
+ * Sim finding 8: an error WQE pending (stop_new) stops new requests but
+ * not the READ/atomic responses owed to the peer.
+ */
+MRC_TEST(req_responds_while_error_pending)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	struct mrc_rsp *h;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	qt_post(MRC_OP_SEND, 100, 0);
+	q->stop_new = 1;
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	h = mrc_rspq_insert(&r->rspq, 5000, 4);
+	h->kind = MRC_RSP_READ;
+	h->rkey = 1;
+	h->va = 0x1000;
+	h->len = 500;
+	mrc_rx_commit(&r->rx, 5000);
+	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	MRC_EXPECT_EQ(qt_txd(o.psn)->opcode, MRC_OP_READ_RESP);
+	MRC_EXPECT_EQ(qt_txd(o.psn)->req_psn, 5000);
+	/* and still no new request */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(q->sq_seg, 0);
+}
+
 MRC_TEST(req_gating_error_local_ud)
 {
 	struct mrc_req_out o;
@@ -391,6 +424,7 @@ MRC_TEST(req_states_covered)
 MRC_SUITE(requester,
 	  MRC_CASE(req_segments_in_order),
 	  MRC_CASE(req_responses_between_messages),
+	  MRC_CASE(req_responds_while_error_pending),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),
 	  MRC_CASE(req_states_covered));

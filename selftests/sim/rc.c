@@ -2171,7 +2171,8 @@ static void fq_tx(struct fq *f)
 			if (q->stop_new)
 				break;
 		}
-		while (!q->stop_new && !q->failed) {
+		/* with stop_new, mrc_req_next() still runs responses */
+		while (!q->failed) {
 			s = mrc_req_next(q, f->r, &f->env, &o);
 			if (s == MRC_REQ_STOP)
 				break;

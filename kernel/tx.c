@@ -195,6 +195,25 @@ static u8 tp_mrc_op(u32 wr_op)
 	return 0;
 }
 
+/* A PROBE (ACKREQ): the peer answers with an ACK. */
+static struct sk_buff *tp_probe_skb(struct metaroce_qp *qp, u32 psn,
+				    u16 sport)
+{
+	struct sk_buff *skb;
+	struct mrc_pkt p;
+
+	memset(&p, 0, offsetof(struct mrc_pkt, ack));
+	p.opcode = MRC_OP_PROBE;
+	p.flags = MRC_F_ACKREQ;
+	p.dst_qpn = qp->dest_qpn & 0xffffff;
+	p.psn = psn;
+	p.tsval = (u32)tp_now_us();
+	skb = metaroce_tp_build(qp, &p, NULL);
+	if (skb)
+		tp_cb(skb)->sport = sport;
+	return skb;
+}
+
 /*
  * Build the packet of outgoing @psn from its descriptor (first send or
  * retransmission). Returns NULL when it cannot be built (memory gone).
@@ -285,6 +304,16 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, d->rkey, true,
 				     IB_ACCESS_REMOTE_READ, d->va + d->offset,
 				     d->len);
+		if (IS_ERR(mr) && retx && mrc_req_resp_gone(&s->req, psn)) {
+			/*
+			 * Gone since the first transmission: the peer may
+			 * have the PSN (its READ done, the MR invalidated by
+			 * its SEND_WITH_INV); its ACK to a PROBE tells.
+			 */
+			kfree_skb(skb);
+			return tp_probe_skb(qp, s->req.sb.nxt,
+					    s->req.paths.p[path].sport);
+		}
 		if (IS_ERR(mr)) {
 			/* the MR went away while its READ was served */
 			err = PTR_ERR(mr);
@@ -725,18 +754,11 @@ static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q, u32 psn)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct sk_buff *skb;
-	struct mrc_pkt p;
 
-	memset(&p, 0, offsetof(struct mrc_pkt, ack));
-	p.opcode = MRC_OP_PROBE;
-	p.flags = MRC_F_ACKREQ;
-	p.dst_qpn = qp->dest_qpn & 0xffffff;
-	p.psn = psn;
-	p.tsval = (u32)tp_now_us();
-	skb = metaroce_tp_build(qp, &p, NULL);
+	skb = tp_probe_skb(qp, psn, s->req.paths.n ? s->req.paths.p[0].sport :
+			   MRC_SPORT_MIN);
 	if (!skb)
 		return;
-	tp_cb(skb)->sport = s->req.paths.n ? s->req.paths.p[0].sport : MRC_SPORT_MIN;
 	__skb_queue_tail(q, skb);
 	if (!s->req.anchored)
 		hrtimer_start(&qp->tp.rto_timer, tp_us_ktime(mrc_req_rto_us(&s->req)),

@@ -362,3 +362,17 @@ void mrc_req_timer(struct mrc_req *q, const struct mrc_env *e)
 		mrc_comp_fail_oldest(q, e, MRC_WC_RETRY_EXC_ERR);
 	}
 }
+
+/* ------------------------------------------------ READ response gone */
+
+bool mrc_req_resp_gone(struct mrc_req *q, u32 psn)
+{
+	struct mrc_txd *d = &q->pkt[psn & (MRC_WND - 1)];
+
+	if (d->kind != MRC_RSP_READ ||
+	    mrc_sb_state_of(&q->sb, psn) == MRC_SB_FREE ||
+	    d->gone >= MRC_RESP_GONE_PROBES)
+		return false;
+	d->gone++;
+	return true;
+}

@@ -28,7 +28,8 @@ struct mrc_txd {
 	u8 kind;
 	u8 opcode;		/* enum mrc_opcode */
 	u8 flags;		/* MRC_F_FIRST | LAST | SOLICIT */
-	u8 reserved;
+	u8 gone;		/* READ response: retransmissions whose MR was
+				 * gone (mrc_req_resp_gone()) */
 	u16 len;		/* payload bytes */
 	u32 idx;		/* REQ: SQ index of the WQE */
 	u32 offset;		/* byte offset within the message */
@@ -216,6 +217,21 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
  * completer's response-wait timer runs.
  */
 void mrc_req_timer(struct mrc_req *q, const struct mrc_env *e);
+
+/* PROBEs a retransmitted READ response whose MR is gone may become. */
+#define MRC_RESP_GONE_PROBES	4
+
+/*
+ * The retransmission of READ response @psn cannot be built: its MR is gone
+ * (deregistered or invalidated since the first transmission). The peer may
+ * hold the PSN already (only its ACK was lost; its READ may have completed
+ * and legitimately invalidated the MR with SEND_WITH_INV). True: send a
+ * PROBE (ACKREQ) instead, whose ACK retires the PSN if the peer has it;
+ * false (MRC_RESP_GONE_PROBES were sent): the READ failed, abort it
+ * (REM_ACCESS NAK of its request, the QP to ERR), as for a first
+ * transmission. protocol.rst "READ and atomics".
+ */
+bool mrc_req_resp_gone(struct mrc_req *q, u32 psn);
 
 const char *mrc_req_state_name(unsigned int s);
 

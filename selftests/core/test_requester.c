@@ -318,6 +318,43 @@ MRC_TEST(req_responds_while_error_pending)
 	MRC_EXPECT_EQ(q->sq_seg, 0);
 }
 
+/*
+ * Sim finding 6: the retransmission of a READ response whose MR is gone
+ * becomes a PROBE (the peer may have the PSN; its READ may have
+ * completed and invalidated the MR) MRC_RESP_GONE_PROBES times, then the
+ * READ fails; never for an atomic response or a first transmission.
+ */
+MRC_TEST(req_resp_gone_probes_then_fails)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	struct mrc_rsp *h;
+	u32 i;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	h = mrc_rspq_insert(&r->rspq, 5000, 4);
+	h->kind = MRC_RSP_READ;
+	h->rkey = 1;
+	h->va = 0x1000;
+	h->len = 500;
+	mrc_rx_commit(&r->rx, 5000);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	for (i = 0; i < MRC_RESP_GONE_PROBES; i++)
+		MRC_EXPECT_TRUE(mrc_req_resp_gone(q, o.psn));
+	MRC_EXPECT_FALSE(mrc_req_resp_gone(q, o.psn));
+	/* retired (the PROBE's ACK): nothing to ask any more */
+	q->pkt[o.psn & (MRC_WND - 1)].gone = 0;
+	mrc_sb_init(&q->sb, o.psn + 1, 0, MRC_DUPTHRESH_DEFAULT);
+	MRC_EXPECT_FALSE(mrc_req_resp_gone(q, o.psn));
+	/* an atomic response never needs its MR */
+	q->pkt[o.psn & (MRC_WND - 1)].kind = MRC_RSP_ATOMIC;
+	MRC_EXPECT_FALSE(mrc_req_resp_gone(q, o.psn));
+}
+
 MRC_TEST(req_gating_error_local_ud)
 {
 	struct mrc_req_out o;
@@ -425,6 +462,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_segments_in_order),
 	  MRC_CASE(req_responses_between_messages),
 	  MRC_CASE(req_responds_while_error_pending),
+	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),
 	  MRC_CASE(req_states_covered));

@@ -2162,8 +2162,20 @@ static void fq_tx(struct fq *f)
 	}
 	if (q->anchored && !q->rnr_wait && !q->failed) {
 		while (!mrc_req_retx(q, &f->env, &o)) {
-			if (fq_build(f, o.psn, &p, payload))
-				break;
+			if (fq_build(f, o.psn, &p, payload)) {
+				/* as tx.c: a READ response whose MR is gone */
+				if (!f->r->rsp_abort ||
+				    !mrc_req_resp_gone(q, o.psn))
+					break;
+				f->r->rsp_abort = 0;
+				memset(&p, 0, sizeof(p));
+				p.opcode = MRC_OP_PROBE;
+				p.flags = MRC_F_ACKREQ;
+				p.psn = q->sb.nxt;
+				COV(resp_gone_probe);
+				fq_send(f, &p, NULL, o.path);
+				continue;
+			}
 			p.ppsn = o.ppsn;
 			p.flags |= MRC_F_RETX;
 			COV(sb_retx);

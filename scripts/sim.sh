@@ -34,12 +34,12 @@ mixes=(
 	paths=blackhole,flap,spike,reorder
 	rnr=rnr,reorder,loss
 	errors=dereg,qperr,access,reorder,loss
-	reset=reset,reorder,dup,loss
+	reset=reset,stale,reorder,dup,loss
 	adversary=spurious,dup,reorder,corrupt
-	engines="loss,burst,reorder,dup,corrupt,rnr,reset,spurious --scenario rc --requester engines"
+	engines="loss,burst,reorder,dup,corrupt,rnr,reset,spurious,invread --scenario rc --requester engines"
 	completer="loss,reorder,dup,blackhole,flap,spike,rnr --scenario rc --requester core"
-	badwqe="badwqe,loss,reorder,dup --scenario rc --requester engines"
-	pair="loss,burst,reorder,dup,corrupt,rnr,reset --scenario rc --requester engines --pair"
+	badwqe="badwqe2,invread,loss,reorder,dup --scenario rc --requester engines"
+	pair="loss,burst,reorder,dup,corrupt,rnr,reset,stale,badwqe2,invread --scenario rc --requester engines --pair"
 )
 
 make -s -C "$ROOT/selftests/sim" fast || exit 1

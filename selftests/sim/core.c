@@ -318,6 +318,11 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 		f->badwqe = !rng_below(r, 8);
 		if (rng_below(r, 2))
 			f->spurious_ppm = rng_range(r, 1000, 20000);
+		/* the patterns of findings 4, 6 and 8 (fixed) */
+		f->stale = f->reset && rng_below(r, 2);
+		f->invread = rng_below(r, 2);
+		if (f->badwqe && rng_below(r, 2))
+			f->badwqe = 2;
 	}
 	return 0;
 }

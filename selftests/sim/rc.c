@@ -2627,10 +2627,9 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 				COV(req_fence);
 			}
 			/*
-			 * Unless "invread": no READ of that MR earlier in this
-			 * life (finding: a READ response retransmitted after
-			 * the invalidation is re-read from the MR and aborts
-			 * the responder QP, though the requester has its data).
+			 * "invread": a READ of that MR may come earlier in
+			 * this life (a READ response retransmitted after the
+			 * invalidation: finding 6, fixed; in half the runs).
 			 */
 			if (!W.f.invread && rc_read_before(c, i, w->mr))
 				w->kind = WR_SEND;
@@ -3026,9 +3025,8 @@ started:
 		rc_reference(c);
 		c->badwqe_at = rng_below(&W.rng, nwr);
 		/*
-		 * Unless "badwqe2": not both directions of a QP pair (finding:
-		 * stop_new also stops a QP's READ/atomic responses, so two
-		 * QPs each with an error WQE behind a READ wait for each other).
+		 * "badwqe2": both directions of a QP pair (two QPs each with
+		 * an error WQE behind a READ to the other: finding 8, fixed).
 		 */
 		if (c->fq_borrowed && W.f.badwqe < 2)
 			c->badwqe_at = nwr;
@@ -3148,18 +3146,12 @@ void scn_rc(void)
 		for (k = 0; k < MRC_TIMER_MAX; k++)
 			timer_init(&c->etimer[k], rc_etimer_fn, &c->etimer[k]);
 #ifdef SIM_HAVE_COMP
-		/* the requester QP: the core completer in half the runs */
 		/*
-		 * Not by default in runs with error faults: a fatal NAK
-		 * beyond a hole livelocks it (finding, see design.rst).
-		 */
-		/*
-		 * Not with error faults (but an invalid WQE): a fatal NAK
-		 * behind a hole -- and spraying makes holes without any
-		 * loss -- livelocks the core send side (finding).
+		 * The requester QP: the simulator's own, the core completer
+		 * or the full engines, a third of the runs each (an invalid
+		 * WQE needs the engines: it is the requester's sq_fetch).
 		 */
 		k = W.o->requester ? W.o->requester :
-		    W.f.dereg || W.f.qp_err || W.f.access ? 1 :
 		    W.f.badwqe ? 3 : 1 + rng_below(&W.rng, 3);
 		c->use_comp = k == 2;
 #ifdef SIM_HAVE_REQ
@@ -3239,9 +3231,8 @@ void scn_rc(void)
 			W.reset_done = true;
 			/*
 			 * Unless "stale": the application resets once the old
-			 * life's packets are gone. (With them in flight, one
-			 * stale packet poisons the receiver's per-path report
-			 * and the new sender refuses every ACK: a finding.)
+			 * life's packets are gone. ("stale" keeps them in
+			 * flight: finding 4, fixed.)
 			 */
 			if (!W.f.stale)
 				fab_drop_inflight();

@@ -28,8 +28,7 @@ struct mrc_txd {
 	u8 kind;
 	u8 opcode;		/* enum mrc_opcode */
 	u8 flags;		/* MRC_F_FIRST | LAST | SOLICIT */
-	u8 gone;		/* READ response: retransmissions whose MR was
-				 * gone (mrc_req_resp_gone()) */
+	u8 gone;		/* READ response: mrc_req_resp_gone() count */
 	u16 len;		/* payload bytes */
 	u32 idx;		/* REQ: SQ index of the WQE */
 	u32 offset;		/* byte offset within the message */

@@ -4,10 +4,10 @@
  * core with its ICRC checked; malformed packets are counted and dropped.
  * The destination QP is looked up by number; a packet for a connected QP
  * must come from its peer and the QP must grant the remote access a
- * request needs (protocol.rst, "Peer validation"). The packet is then
- * handed, under the QP lock, to the completer (ACKs) or the responder
- * (everything sequenced, including the responses to this QP's own
- * requests).
+ * request needs (protocol.rst, "Peer validation"; the responder checks
+ * the latter). The packet is then handed, under the QP lock, to the
+ * completer (ACKs) or the responder (everything sequenced, including the
+ * responses to this QP's own requests).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -111,8 +111,8 @@ static bool tp_loopback_ok(const struct sk_buff *skb)
 
 /*
  * Does @skb come from the peer of connected @qp, to the QP's own address?
- * The address vector is set before rx_ready (RTR), and read under the QP
- * lock after it. A QP without one (RESET, INIT) has no peer yet: what
+ * The address vector is set before the responder starts (RTR), and read
+ * under the QP lock after it. A QP without one (RESET, INIT) has no peer yet: what
  * comes for it is dropped as not ready.
  */
 static bool tp_from_peer(const struct metaroce_qp *qp,
@@ -144,42 +144,6 @@ static void tp_peer_drop(struct metaroce_dev *mdev, struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
-/* The QP access flag (IB_ACCESS_REMOTE_*) a request needs, or 0. */
-static int tp_req_access(u8 opcode)
-{
-	switch (opcode) {
-	case MRC_OP_WRITE:
-	case MRC_OP_WRITE_IMM:
-		return IB_ACCESS_REMOTE_WRITE;
-	case MRC_OP_READ_REQ:
-		return IB_ACCESS_REMOTE_READ;
-	case MRC_OP_CMP_SWAP:
-	case MRC_OP_FETCH_ADD:
-		return IB_ACCESS_REMOTE_ATOMIC;
-	}
-	return 0;
-}
-
-/*
- * A new request that @qp's access flags do not allow: NAK it REM_ACCESS
- * and end the QP, as the responder does for an MR access error. Caller
- * holds the QP lock.
- */
-static void tp_nak_access(struct metaroce_qp *qp, const struct mrc_pkt *p,
-			  struct sk_buff_head *q)
-{
-	struct metaroce_tps *s = qp->tp.s;
-
-	if (s->nak_psn != p->psn || s->nak_syn != MRC_SYN_REM_ACCESS ||
-	    (p->flags & MRC_F_RETX)) {
-		s->nak_psn = p->psn;
-		s->nak_syn = MRC_SYN_REM_ACCESS;
-		metaroce_tp_send_ack(qp, q, MRC_SYN_REM_ACCESS, p->psn);
-	}
-	s->failed = true;
-	s->fail_event = IB_EVENT_QP_ACCESS_ERR;
-}
-
 void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 {
 	struct metaroce_qp *qp;
@@ -188,7 +152,7 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	struct mrc_pkt p;
 	bool ce, ud, tx;
 	u32 hl;
-	int err, need;
+	int err;
 
 	metaroce_tp_stat_inc(mdev, TP_STAT_RX_PACKETS);
 	metaroce_tp_stat_add(mdev, TP_STAT_RX_BYTES, skb->len);
@@ -246,26 +210,23 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		metaroce_qp_put(qp);
 		return;
 	}
-	if (!tp->dead && tp->s && !tp->s->rx_ready && !ud &&
-	    ((p.flags & MRC_F_RETX) || p.opcode == MRC_OP_PROBE) &&
-	    p.psn == tp->s->nak_psn &&
-	    (tp->s->nak_syn == MRC_SYN_REM_ACCESS ||
-	     tp->s->nak_syn == MRC_SYN_INV_REQ) &&
-	    READ_ONCE(qp->state) == IB_QPS_ERR) {
+	if (!tp->dead && tp->s && !mrc_resp_ready(&tp->s->resp) && !ud &&
+	    READ_ONCE(qp->state) == IB_QPS_ERR &&
+	    metaroce_tp_renak(qp, &p, &q)) {
 		/*
 		 * We NAKed this request and went to ERR, as IB says; on a
 		 * lossy fabric the NAK may be what got lost, and the
-		 * requester retries: tell it again, so that it completes
-		 * with the access/request error and not RETRY_EXC_ERR.
+		 * requester retries: the responder told it again, so that
+		 * it completes with the access/request error and not
+		 * RETRY_EXC_ERR.
 		 */
-		metaroce_tp_send_ack(qp, &q, tp->s->nak_syn, p.psn);
 		spin_unlock_bh(&tp->lock);
 		metaroce_tp_xmit_queue(qp, &q);
 		kfree_skb(skb);
 		metaroce_qp_put(qp);
 		return;
 	}
-	if (tp->dead || !tp->s || !tp->s->rx_ready) {
+	if (tp->dead || !tp->s || !mrc_resp_ready(&tp->s->resp)) {
 		spin_unlock_bh(&tp->lock);
 		trace_metaroce_rx_drop(METAROCE_DROP_NOTREADY, skb->len);
 		kfree_skb(skb);
@@ -273,13 +234,8 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		return;
 	}
 	if (!ud)
-		tp->s->heard_us = tp_now_us();
-	need = ud ? 0 : tp_req_access(p.opcode);
-	if (need && !(READ_ONCE(qp->qp_access_flags) & need) &&
-	    mrc_rx_check(&tp->s->rx, p.psn) == MRC_RX_NEW) {
-		kfree_skb(skb);
-		tp_nak_access(qp, &p, &q);
-	} else if (ud) {
+		tp->s->req.heard_us = tp_now_us();
+	if (ud) {
 		metaroce_tp_ud_recv(qp, &p, skb);
 		kfree_skb(skb);
 	} else if (p.opcode == MRC_OP_ACK) {
@@ -292,8 +248,8 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	} else {
 		metaroce_tp_resp(qp, &p, skb, ce, &q);
 	}
-	tx = tp->s->want_tx;
-	tp->s->want_tx = false;
+	tx = tp->s->req.want_tx;
+	tp->s->req.want_tx = false;
 	metaroce_tp_unlock(qp, &q);
 	if (tx)
 		metaroce_tp_run_inline(qp);

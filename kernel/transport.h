@@ -150,151 +150,56 @@ struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
 #ifdef METAROCE_TP_INTERNAL
 
 #include "core/hdr.h"
-#include "core/worder.h"
-#include "core/rspq.h"
+#include "core/responder.h"
+#include "core/completer.h"
 
 #define TP_EV_RTO	0	/* retransmission timer fired */
 #define TP_EV_RNR	1	/* RNR wait is over */
 #define TP_EV_FLUSH	2	/* QP entered ERR: flush */
 
 #define TP_MAX_SWQ	512	/* kernel copies of send WQEs in flight */
-#define TP_RSLOTS	32	/* receive WQEs being filled (pow2) */
-#define TP_DEFER_MAX	16	/* WRITE last packets held back */
 #define TP_TX_BATCH	32	/* packets built per lock hold */
 /* receive processing transmits inline below this many PSNs in flight */
 #define TP_TX_INLINE_MAX	16
-#define TP_ACK_DELAY_US	100	/* delayed ACK */
-#define TP_GIVEUP_MIN_US	2000000	/* silence before RETRY_EXC_ERR */
 
-/* Kind of an outgoing PSN (struct metaroce_tp_pkt.kind). */
+/* Kind of an outgoing PSN (struct mrc_txd.kind). */
 enum {
-	TP_PKT_REQ = 1,
-	TP_PKT_RRESP,
-	TP_PKT_ARESP,
+	TP_PKT_REQ = MRC_TXD_REQ,
+	TP_PKT_RRESP = MRC_RSP_READ,	/* == struct mrc_rsp.kind */
+	TP_PKT_ARESP = MRC_RSP_ATOMIC,
 };
 
-/* How to (re)build the packet that carries one outgoing PSN. */
-struct metaroce_tp_pkt {
-	u8 kind;
-	u8 opcode;		/* enum mrc_opcode */
-	u8 flags;		/* MRC_F_FIRST | LAST | SOLICIT */
-	u8 reserved;
-	u16 len;		/* payload bytes */
-	u32 idx;		/* REQ: SQ index of the WQE */
-	u32 offset;		/* byte offset within the message */
-	u32 msg_len;
-	u32 req_psn;		/* RRESP, ARESP: PSN of the request */
-	u32 rkey;		/* RRESP */
-	u64 va;			/* RRESP: read start; ARESP: original value */
-};
-
-/* Kernel copy of a send WQE and its progress. */
-struct metaroce_tp_swqe {
-	u64 wr_id;
-	u32 opcode;		/* IB_UVERBS_WR_* */
-	u32 send_flags;
-	u32 num_sge;
-	u32 inline_len;
-	u32 imm;		/* network order, as in the WQE */
-	u32 len;		/* message length */
-	u64 remote_addr;
-	u64 compare_add;
-	u64 swap;
-	u32 rkey;
-	u32 ah_num, remote_qpn, remote_qkey;	/* UD */
-	u32 msn;		/* receive message seq (SEND*, WRITE_IMM) */
-	u32 first_psn;
-	u32 last_psn;		/* valid once segmented */
-	u32 seg_off;		/* next byte to segment */
-	u32 resp_bytes;		/* READ: bytes received */
-	u8 mrc_op;
-	u8 segmented;		/* every packet has a PSN */
-	u8 resp_done;		/* READ/atomic: response complete */
-	u8 rd_atomic;		/* counts against max_rd_atomic */
-	u8 signaled;
-	u8 status;		/* IB_WC_*; error completions */
-	u8 rnr_left;
-	u8 reserved;
-	/* then num_sge struct metaroce_sge, or inline_len bytes */
-	union {
-		struct metaroce_sge sge[0];
-		u8 inline_data[0];
-	};
-};
-
-/* A receive WQE being filled by the packets of one message. */
+/* A UD receive being completed. */
 struct metaroce_tp_rslot {
 	struct metaroce_rwqe wqe;
-	u32 msn;
 	u32 msg_len;
-	u32 placed;		/* payload bytes placed */
 	u32 imm;		/* network order */
-	u32 src_qp;		/* UD: sender; 0: the RC peer */
-	u32 last_psn;		/* PSN of the LAST packet, once placed */
-	u8 has_last;
-	u8 used;
-	u8 seen;		/* msg_len is known */
-	u8 opcode;		/* IB_WC_RECV or IB_WC_RECV_RDMA_WITH_IMM */
+	u32 src_qp;		/* the sender */
 	u8 wc_flags;
-	u8 status;
 	u8 solicited;
 };
 
-
 struct metaroce_tps {
-	/* requester: outgoing PSN space */
-	struct mrc_sb sb;
-	struct mrc_paths paths;
-	struct metaroce_tp_pkt pkt[MRC_WND];
+	/*
+	 * the send side (core/requester.h): outgoing PSN space, send WQEs,
+	 * shared by the requester (tx.c) and the completer
+	 */
+	struct mrc_req req;
 	bool running;		/* RTS/SQD: may send requests */
-	bool anchored;		/* sb's initial PSN is known (see tp_probe) */
-	bool rnr_wait;
-	bool tlp_armed;		/* rto_timer is a tail-loss probe */
-	bool tlp_done;		/* probe sent since the last progress */
-	bool failed;		/* fatal error seen, QP going to ERR */
-	bool stop_new;		/* an error WQE is pending: no new sends */
-	bool want_tx;		/* rx processing opened the window */
-	bool probe_due;		/* send a PROBE for probe_psn */
-	u32 probe_psn;		/* oldest request awaiting its response */
-	bool rsp_abort;		/* a response cannot be served: NAK it */
-	u32 rsp_abort_psn;	/* ... the PSN of its request */
 	u8 fail_event;		/* enum ib_event_type for ERR, 0 = fatal */
 	u32 mtu;		/* payload bytes per packet */
-	u32 retries;		/* timeouts without progress */
-	u64 progress_us;	/* last cumulative progress */
-	u64 heard_us;		/* last packet from the peer, any kind */
-	u32 rto_armed_us;	/* interval of the pending RTO */
-	bool undo_armed;	/* a timeout reduced cc; may prove spurious */
-	u32 undo_ts;		/* tsval clock at that timeout */
-	struct mrc_cc_saved cc_saved[MRC_MAX_PATHS];	/* cc before it */
 
-	/* send queue */
-	u8 *swq;		/* nswq entries of swqe_size */
-	u32 nswq, swqe_size;
-	u32 sq_tail;		/* oldest WQE not completed */
-	u32 sq_seg;		/* next WQE to segment */
-	u32 sq_head;		/* next WQE to fetch from the ring */
-	u32 smsn;		/* next receive message seq to assign */
-	u32 rd_atomic_out;	/* READ/atomic WQEs awaiting responses */
-
-	/* responses to send (the peer's READs/atomics) */
-	struct mrc_rspq rspq;	/* in request PSN order (core/rspq.h) */
-
-	/* responder: incoming PSN space */
-	struct mrc_rx rx;
-	bool rx_ready;		/* RTR or later */
-	u32 rmsn_done;		/* next message to complete */
-	u32 rmsn_pop;		/* next message to take a WQE for */
-	struct metaroce_tp_rslot rslot[TP_RSLOTS];
+	/*
+	 * responder (core/responder.h): incoming PSN space, the responses
+	 * to send (the peer's READs/atomics), receive completions
+	 */
+	struct mrc_resp resp;
+	/* the receive WQEs resp is filling, by its slot (rq_pop) */
+	struct metaroce_rwqe rwqe[MRC_RSLOTS];
 	struct metaroce_tp_rslot ud_slot;	/* UD receive scratch */
-	struct sk_buff_head defer;	/* WRITE last packets held back */
-	u32 rx_seg;		/* peer's segment size (WRITE non-LAST) */
-	struct mrc_worder wo;	/* what later WRITE packets wrote */
-	u32 nak_psn;		/* last NAKed PSN, to rate-limit */
-	u8 nak_syn;
 
 	/* statistics */
-	u64 tx_pkts, rx_pkts, retx_pkts, drops, rtos;
+	u64 tx_pkts, retx_pkts, drops, rtos;
 };
 
 /* skb->cb of an outgoing packet, between build and xmit. */
@@ -309,11 +214,18 @@ static inline struct metaroce_tp_cb *tp_cb(struct sk_buff *skb)
 	return (struct metaroce_tp_cb *)skb->cb;
 }
 
-static inline struct metaroce_tp_swqe *tp_swqe(struct metaroce_tps *s,
-					       u32 idx)
+static inline struct mrc_swqe *tp_swqe(struct metaroce_tps *s, u32 idx)
 {
-	return (struct metaroce_tp_swqe *)(s->swq +
-		(size_t)(idx & (s->nswq - 1)) * s->swqe_size);
+	return mrc_req_swqe(&s->req, idx);
+}
+
+/* The scatter list of a send WQE, as the MR code takes it. */
+static inline struct metaroce_sge *tp_sge(const struct mrc_swqe *w)
+{
+	BUILD_BUG_ON(sizeof(struct mrc_sge) != sizeof(struct metaroce_sge));
+	BUILD_BUG_ON(offsetof(struct mrc_sge, lkey) !=
+		     offsetof(struct metaroce_sge, lkey));
+	return (struct metaroce_sge *)w->sge;
 }
 
 static inline u64 tp_now_us(void)
@@ -326,6 +238,21 @@ static inline ktime_t tp_us_ktime(u64 us)
 	return ns_to_ktime(us * NSEC_PER_USEC);
 }
 
+/*
+ * The environment of the core engines (core/engine.h) for one call: the
+ * QP (its lock held) and where packets to send go.
+ */
+struct metaroce_tp_ctx {
+	struct metaroce_qp *qp;
+	struct sk_buff_head *out;	/* may be NULL when nothing is sent */
+};
+
+extern const struct mrc_env_ops metaroce_tp_env_ops;
+
+/* Set up @e for a call into the engines of @qp (resp.c). */
+void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,
+		     struct metaroce_qp *qp, struct sk_buff_head *out);
+
 /* xmit.c */
 struct sk_buff *metaroce_tp_alloc_skb(u32 len);
 void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb);
@@ -337,8 +264,15 @@ bool metaroce_tp_skb_ce(const struct sk_buff *skb);
 void metaroce_tp_schedule(struct metaroce_qp *qp);
 void metaroce_tp_run_inline(struct metaroce_qp *qp);
 void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart);
+void metaroce_tp_fetch(struct metaroce_qp *qp);
+void metaroce_tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w);
+extern unsigned int metaroce_tp_rto_floor_us;
+u64 metaroce_tp_ib_timeout_us(u8 timeout);
 struct sk_buff *metaroce_tp_build(struct metaroce_qp *qp,
 				  struct mrc_pkt *p, const void *payload);
+struct sk_buff *metaroce_tp_build_begin(const struct mrc_pkt *p,
+					void **payload);
+void metaroce_tp_build_end(struct sk_buff *skb);
 void metaroce_tp_complete(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q);
 
@@ -351,17 +285,21 @@ void metaroce_tp_resp_flush(struct metaroce_qp *qp);
 void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 			 struct sk_buff *skb);
 void metaroce_tp_resp_reset(struct metaroce_qp *qp);
-bool metaroce_tp_rsp_ready(struct metaroce_tps *s);
-int metaroce_tp_rsp_exec(struct metaroce_qp *qp, struct mrc_rsp *r);
+void metaroce_tp_resp_start(struct metaroce_qp *qp, u16 ack_every,
+			    u16 ack_hole);
+void metaroce_tp_ack_timer(struct metaroce_qp *qp, struct sk_buff_head *out);
+bool metaroce_tp_renak(struct metaroce_qp *qp, const struct mrc_pkt *p,
+		       struct sk_buff_head *out);
 void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out);
 
 /* comp.c */
 void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 			  struct sk_buff_head *out);
-int metaroce_tp_comp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
-			  struct sk_buff *skb);
-void metaroce_tp_post_scqe(struct metaroce_qp *qp,
-			   struct metaroce_tp_swqe *w, u8 status);
+int metaroce_tp_comp_resp(struct metaroce_qp *qp, const struct mrc_pkt *p,
+			  const struct mrc_src *src);
+int metaroce_tp_post_scqe(struct metaroce_qp *qp, const struct mrc_swqe *w,
+			  u8 status);
+void metaroce_tp_sq_consumed(struct metaroce_qp *qp, u32 tail);
 
 #endif /* METAROCE_TP_INTERNAL */
 

@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * metaroce transport: the requester.
+ * metaroce transport: the requester's adapter.
  *
- * One work item per QP fetches send WQEs from the SQ ring (into a
- * validated kernel copy: a user slot is read exactly once), segments them
- * into packets of s->mtu bytes (tp_seg_size()), assigns PSN and path through the core
- * scoreboard and path table, and transmits. The same work sends the
- * responses to the peer's READs and atomics (they are sequenced in this
- * QP's PSN space too), retransmits the PSNs the scoreboard marks lost and
- * handles the retransmission timer (tail-loss probe, then RTO with
- * backoff) and the RNR wait.
- *
- * The packets of one request message always get consecutive PSNs:
- * responses are interleaved between messages only (resp.c relies on it).
+ * What to send next -- retransmissions, READ/atomic responses, request
+ * segments -- and what a timer expiry means is core/requester.c's
+ * decision; this file gives it the world. One work item per QP (or the
+ * doorbell / receive context, for a little) runs it: fetches send WQEs
+ * from the SQ ring into a validated kernel copy (a user slot is read
+ * exactly once), builds the packet each descriptor describes (payload
+ * from the WQE's SGEs or inline data, or from the MR of a READ), sends
+ * datagrams for UD, executes local operations, owns the hrtimers, the
+ * workqueue, the QP state hooks (init, modify, flush, reset, destroy)
+ * and restrack.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,8 +26,8 @@
 #include "obj.h"
 #include "trace.h"
 
-static unsigned int tp_rto_floor_us = 10000;
-module_param_named(rto_floor_us, tp_rto_floor_us, uint, 0644);
+unsigned int metaroce_tp_rto_floor_us = 10000;
+module_param_named(rto_floor_us, metaroce_tp_rto_floor_us, uint, 0644);
 MODULE_PARM_DESC(rto_floor_us,
 		 "minimum retransmission timeout in us (default 10000)");
 
@@ -72,98 +71,22 @@ void metaroce_tp_schedule(struct metaroce_qp *qp)
 
 /* ------------------------------------------------------------ timers */
 
-static u32 tp_rto_us(struct metaroce_tps *s)
-{
-	u32 i, rto = 0;
-
-	for (i = 0; i < s->paths.n; i++)
-		rto = max(rto, mrc_rtt_rto(&s->paths.p[i].rtt));
-	return rto ? rto : MRC_RTO_INIT_US;
-}
-
-static u32 tp_tlp_us(struct metaroce_tps *s)
-{
-	bool one = mrc_sb_outstanding(&s->sb) == 1;
-	u32 i, t = 0;
-
-	for (i = 0; i < s->paths.n; i++)
-		t = max(t, mrc_rtt_tlp(&s->paths.p[i].rtt, one));
-	return t ? t : MRC_RTO_INIT_US;
-}
-
-static u64 tp_ib_timeout_us(u8 timeout)
+/* IB local ACK timeout (4.096 us << timeout), 0 = infinite. */
+u64 metaroce_tp_ib_timeout_us(u8 timeout)
 {
 	if (!timeout)
 		return 0;	/* infinite */
 	return (4096ULL << min_t(u8, timeout, 31)) / 1000;
 }
 
-/*
- * Interval of the next RTO: the largest path RTO (with backoff), but
- * never longer than a quarter of the QP's IB local ACK timeout (unless
- * the measured RTO itself is): backoff must not stretch the attempts so
- * far apart that a loss burst outlasts retry_cnt of them.
- */
-static u32 tp_rto_interval(struct metaroce_qp *qp)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	u64 cap = tp_ib_timeout_us(qp->timeout) / 4;
-	u32 i, base = 0, srtt = 0, rto = tp_rto_us(s);
-
-	for (i = 0; i < s->paths.n; i++) {
-		base = max(base, s->paths.p[i].rtt.rto);
-		srtt = max(srtt, mrc_rtt_srtt(&s->paths.p[i].rtt));
-	}
-	/*
-	 * Leave the ACK-driven loss rule (which waits up to a reordering
-	 * window, <= SRTT, plus a round trip) time to act first.
-	 */
-	rto = max3(rto, 2 * srtt, READ_ONCE(tp_rto_floor_us));
-	if (!cap)
-		return rto;
-	cap = max_t(u64, cap,
-		    max3(base, 2 * srtt, READ_ONCE(tp_rto_floor_us)));
-	return (u32)min_t(u64, rto, cap);
-}
-
-/*
- * (Re)arm the retransmission timer while PSNs are outstanding: a tail-loss
- * probe first (once per episode without cumulative progress: comp.c
- * clears tlp_done), then RTOs. @restart: something new was delivered.
- */
+/* (Re)arm the retransmission timer (core/completer.h). */
 void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart)
 {
-	struct metaroce_tp *tp = &qp->tp;
-	struct metaroce_tps *s = tp->s;
-	u32 us;
+	struct metaroce_tp_ctx c;
+	struct mrc_env e;
 
-	if (!mrc_sb_outstanding(&s->sb)) {
-		s->tlp_armed = false;
-		/*
-		 * Every request is acknowledged but READ/atomic responses are
-		 * still awaited: keep a timer, so that a responder that went
-		 * away (or errored, its NAK lost) fails them (tp_on_timer).
-		 */
-		if (s->rd_atomic_out && s->anchored) {
-			if (restart || !hrtimer_active(&tp->rto_timer))
-				hrtimer_start(&tp->rto_timer,
-					      tp_us_ktime(tp_rto_interval(qp)),
-					      HRTIMER_MODE_REL_SOFT);
-			return;
-		}
-		hrtimer_try_to_cancel(&tp->rto_timer);
-		return;
-	}
-	if (!restart && hrtimer_active(&tp->rto_timer))
-		return;
-	s->tlp_armed = !s->tlp_done && !s->retries;
-	if (s->tlp_armed) {
-		us = tp_tlp_us(s);
-	} else {
-		us = tp_rto_interval(qp);
-		s->rto_armed_us = us;
-	}
-	hrtimer_start(&tp->rto_timer, tp_us_ktime(us), HRTIMER_MODE_REL_SOFT);
+	metaroce_tp_env(&e, &c, qp, NULL);
+	mrc_req_arm_rto(&qp->tp.s->req, &e, restart);
 }
 
 static enum hrtimer_restart tp_rto_fn(struct hrtimer *t)
@@ -194,9 +117,8 @@ static enum hrtimer_restart tp_ack_fn(struct hrtimer *t)
 
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->tp.lock);
-	if (!qp->tp.dead && qp->tp.s->rx_ready &&
-	    mrc_rx_ack_pending(&qp->tp.s->rx))
-		metaroce_tp_send_ack(qp, &q, MRC_SYN_ACK, 0);
+	if (!qp->tp.dead)
+		metaroce_tp_ack_timer(qp, &q);
 	spin_unlock_bh(&qp->tp.lock);
 	metaroce_tp_xmit_queue(qp, &q);
 	return HRTIMER_NORESTART;
@@ -207,9 +129,10 @@ static enum hrtimer_restart tp_ack_fn(struct hrtimer *t)
 /*
  * Allocate an skb for packet @p (payload_len set), write its headers and
  * return it with the payload area (p->payload_len bytes) at *payload.
- * Finish with tp_build_end().
+ * Finish with metaroce_tp_build_end().
  */
-static struct sk_buff *tp_build_begin(struct mrc_pkt *p, void **payload)
+struct sk_buff *metaroce_tp_build_begin(const struct mrc_pkt *p,
+					void **payload)
 {
 	struct sk_buff *skb;
 	int hlen = mrc_hdr_len(p);
@@ -228,7 +151,7 @@ static struct sk_buff *tp_build_begin(struct mrc_pkt *p, void **payload)
 	return skb;
 }
 
-static void tp_build_end(struct sk_buff *skb)
+void metaroce_tp_build_end(struct sk_buff *skb)
 {
 	mrc_icrc_put(skb->data, skb->len - MRC_ICRC_LEN);
 }
@@ -240,12 +163,12 @@ struct sk_buff *metaroce_tp_build(struct metaroce_qp *qp, struct mrc_pkt *p,
 	struct sk_buff *skb;
 	void *pl;
 
-	skb = tp_build_begin(p, &pl);
+	skb = metaroce_tp_build_begin(p, &pl);
 	if (!skb)
 		return NULL;
 	if (p->payload_len)
 		memcpy(pl, payload, p->payload_len);
-	tp_build_end(skb);
+	metaroce_tp_build_end(skb);
 	return skb;
 }
 
@@ -272,6 +195,25 @@ static u8 tp_mrc_op(u32 wr_op)
 	return 0;
 }
 
+/* A PROBE (ACKREQ): the peer answers with an ACK. */
+static struct sk_buff *tp_probe_skb(struct metaroce_qp *qp, u32 psn,
+				    u16 sport)
+{
+	struct sk_buff *skb;
+	struct mrc_pkt p;
+
+	memset(&p, 0, offsetof(struct mrc_pkt, ack));
+	p.opcode = MRC_OP_PROBE;
+	p.flags = MRC_F_ACKREQ;
+	p.dst_qpn = qp->dest_qpn & 0xffffff;
+	p.psn = psn;
+	p.tsval = (u32)tp_now_us();
+	skb = metaroce_tp_build(qp, &p, NULL);
+	if (skb)
+		tp_cb(skb)->sport = sport;
+	return skb;
+}
+
 /*
  * Build the packet of outgoing @psn from its descriptor (first send or
  * retransmission). Returns NULL when it cannot be built (memory gone).
@@ -280,8 +222,8 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 				    u32 ppsn, u8 path, bool retx)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_tp_pkt *d = &s->pkt[psn & (MRC_WND - 1)];
-	struct metaroce_tp_swqe *w = NULL;
+	struct mrc_txd *d = &s->req.pkt[psn & (MRC_WND - 1)];
+	struct mrc_swqe *w = NULL;
 	struct metaroce_mr *mr;
 	struct sk_buff *skb;
 	struct mrc_pkt p;
@@ -340,7 +282,7 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 					   w->compare_add : 0;
 			break;
 		}
-		skb = tp_build_begin(&p, &pl);
+		skb = metaroce_tp_build_begin(&p, &pl);
 		if (!skb)
 			return NULL;
 		if (!d->len)
@@ -348,7 +290,7 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		if (w->send_flags & IB_SEND_INLINE)
 			memcpy(pl, w->inline_data + d->offset, d->len);
 		else
-			err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, w->sge,
+			err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, tp_sge(w),
 						w->num_sge, d->offset, pl, NULL,
 						0, d->len, METAROCE_FROM_MR);
 		break;
@@ -356,17 +298,27 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		p.rresp.req_psn = d->req_psn;
 		p.rresp.offset = d->offset;
 		p.rresp.msg_len = d->msg_len;
-		skb = tp_build_begin(&p, &pl);
+		skb = metaroce_tp_build_begin(&p, &pl);
 		if (!skb || !d->len)
 			break;
 		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, d->rkey, true,
 				     IB_ACCESS_REMOTE_READ, d->va + d->offset,
 				     d->len);
+		if (IS_ERR(mr) && retx && mrc_req_resp_gone(&s->req, psn)) {
+			/*
+			 * Gone since the first transmission: the peer may
+			 * have the PSN (its READ done, the MR invalidated by
+			 * its SEND_WITH_INV); its ACK to a PROBE tells.
+			 */
+			kfree_skb(skb);
+			return tp_probe_skb(qp, s->req.sb.nxt,
+					    s->req.paths.p[path].sport);
+		}
 		if (IS_ERR(mr)) {
 			/* the MR went away while its READ was served */
 			err = PTR_ERR(mr);
-			s->rsp_abort = true;
-			s->rsp_abort_psn = d->req_psn;
+			s->resp.rsp_abort = 1;
+			s->resp.rsp_abort_psn = d->req_psn;
 			break;
 		}
 		metaroce_mr_copy(mr, d->va + d->offset, pl, d->len,
@@ -376,7 +328,7 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 	case TP_PKT_ARESP:
 		p.aresp.orig = d->va;
 		p.aresp.req_psn = d->req_psn;
-		skb = tp_build_begin(&p, &pl);
+		skb = metaroce_tp_build_begin(&p, &pl);
 		break;
 	default:
 		return NULL;
@@ -387,15 +339,15 @@ static struct sk_buff *tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		kfree_skb(skb);
 		if (w && w->status == IB_WC_SUCCESS) {
 			w->status = IB_WC_LOC_PROT_ERR;
-			s->stop_new = true;
+			s->req.stop_new = true;
 		}
 		return NULL;
 	}
-	tp_build_end(skb);
+	metaroce_tp_build_end(skb);
 	metaroce_tp_stat_inc(qp->mdev, TP_STAT_TX_DATA);
 	trace_metaroce_tx(qp->ibqp.qp_num, p.opcode, psn, ppsn, path,
-			  s->paths.p[path].sport, d->len, retx);
-	tp_cb(skb)->sport = s->paths.p[path].sport;
+			  s->req.paths.p[path].sport, d->len, retx);
+	tp_cb(skb)->sport = s->req.paths.p[path].sport;
 	tp_cb(skb)->ect = 1;
 	return skb;
 }
@@ -409,7 +361,7 @@ static u32 tp_swqe_size(struct metaroce_qp *qp)
 			  qp->max_inline);
 
 	extra = min_t(u32, extra, qp->sq.slot_size);
-	return ALIGN(sizeof(struct metaroce_tp_swqe) + extra, 16);
+	return ALIGN(sizeof(struct mrc_swqe) + extra, 16);
 }
 
 static bool tp_op_ok(struct metaroce_qp *qp, u32 op)
@@ -427,10 +379,10 @@ static bool tp_op_ok(struct metaroce_qp *qp, u32 op)
 static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_tp_swqe *w = tp_swqe(s, idx);
+	struct mrc_swqe *w = tp_swqe(s, idx);
 	const struct metaroce_send_wqe *u = metaroce_ring_slot(&qp->sq, idx);
 	u32 room = qp->sq.slot_size - sizeof(*u);
-	u32 cap = s->swqe_size - sizeof(*w);
+	u32 cap = s->req.swqe_size - sizeof(*w);
 	struct metaroce_send_wqe h;
 	u64 len = 0;
 	u32 i;
@@ -538,7 +490,7 @@ static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 
 	if (w->mrc_op == MRC_OP_SEND || w->mrc_op == MRC_OP_SEND_IMM ||
 	    w->mrc_op == MRC_OP_SEND_INV || w->mrc_op == MRC_OP_WRITE_IMM)
-		w->msn = s->smsn++;
+		w->msn = s->req.smsn++;
 	return;
 bad:
 	w->status = IB_WC_LOC_QP_OP_ERR;
@@ -551,103 +503,37 @@ static int tp_sq_producer(struct metaroce_qp *qp, u32 *prod)
 	/* slot contents after the index (pairs with the producer's release) */
 	u32 p = smp_load_acquire(&qp->sq.q->producer);
 
-	if (p - s->sq_tail > qp->sq.num_slots ||
-	    mrc_seq_lt(p, s->sq_head))
+	if (p - s->req.sq_tail > qp->sq.num_slots ||
+	    mrc_seq_lt(p, s->req.sq_head))
 		return -1;
 	*prod = p;
 	return 0;
 }
 
 /* Fetch WQEs from the ring while the kernel copy has room. */
-static void tp_fetch(struct metaroce_qp *qp)
+void metaroce_tp_fetch(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	u32 prod;
 
-	if (!qp->sq.q || s->failed)
+	if (!qp->sq.q || s->req.failed)
 		return;
 	if (tp_sq_producer(qp, &prod)) {
-		s->failed = true;
+		s->req.failed = true;
 		return;
 	}
-	while (s->sq_head != prod && s->sq_head - s->sq_tail < s->nswq)
-		tp_fetch_one(qp, s->sq_head++);
+	while (s->req.sq_head != prod && s->req.sq_head - s->req.sq_tail < s->req.nswq)
+		tp_fetch_one(qp, s->req.sq_head++);
 }
 
 /* ------------------------------------------------------ completions */
-
-static u32 tp_wc_opcode(u32 wr_op)
-{
-	switch (wr_op) {
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_UVERBS_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case IB_UVERBS_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case METAROCE_WR_REG_MR:
-		return IB_WC_REG_MR;
-	}
-	return IB_WC_SEND;
-}
-
-void metaroce_tp_post_scqe(struct metaroce_qp *qp,
-			   struct metaroce_tp_swqe *w, u8 status)
-{
-	struct metaroce_cqe cqe = {};
-
-	cqe.wr_id = w->wr_id;
-	cqe.status = status;
-	cqe.opcode = tp_wc_opcode(w->opcode);
-	cqe.byte_len = w->len;
-	cqe.qp_num = qp->ibqp.qp_num;
-	cqe.port_num = METAROCE_PORT;
-	if (metaroce_cq_post(to_mcq(qp->ibqp.send_cq), &cqe, false))
-		qp->tp.s->failed = true;	/* CQ overflow: QP to ERR */
-}
 
 static void tp_sq_advance(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
 
-	s->sq_tail++;
-	if (qp->sq.q)	/* slot reads done before the producer may reuse it */
-		smp_store_release(&qp->sq.q->consumer, s->sq_tail);
-}
-
-/*
- * Complete send WQEs in posting order: a WQE is done when all its PSNs
- * are cumulatively acknowledged and, for READ/atomic, its response has
- * been placed. An error WQE completes (with its status) once it is the
- * oldest; the QP then goes to ERR.
- */
-void metaroce_tp_complete(struct metaroce_qp *qp, struct sk_buff_head *out)
-{
-	struct metaroce_tps *s = qp->tp.s;
-
-	while (s->sq_tail != s->sq_seg && !s->failed) {
-		struct metaroce_tp_swqe *w = tp_swqe(s, s->sq_tail);
-
-		if (w->status == IB_WC_SUCCESS) {
-			if (!w->segmented ||
-			    mrc_seq_geq(w->last_psn, s->sb.una))
-				break;
-			if (w->rd_atomic && !w->resp_done)
-				break;
-		}
-		if (w->status != IB_WC_SUCCESS || w->signaled)
-			metaroce_tp_post_scqe(qp, w, w->status);
-		if (w->rd_atomic && !w->resp_done && w->segmented)
-			s->rd_atomic_out--;
-		if (w->status != IB_WC_SUCCESS)
-			s->failed = true;
-		tp_sq_advance(qp);
-	}
+	s->req.sq_tail++;
+	metaroce_tp_sq_consumed(qp, s->req.sq_tail);
 }
 
 /* -------------------------------------------------------- transmit */
@@ -665,122 +551,39 @@ static enum metaroce_tp_stat tp_retx_stat(u8 cause)
 	return TP_STAT_RETX_TIMEOUT;
 }
 
-/* Retransmit lost PSNs while a path has room. */
-static int tp_retransmit(struct metaroce_qp *qp, struct sk_buff_head *q,
-			 int budget)
+/* Retransmit lost PSNs while a path has room (core/requester.c). */
+static int tp_retransmit(struct metaroce_qp *qp, const struct mrc_env *e,
+			 struct sk_buff_head *q, int budget)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	u64 now = tp_now_us();
+	struct mrc_req_out o;
 	struct sk_buff *skb;
-	u32 psn, ppsn;
-	int path, n = 0;
+	int n = 0;
 
-	while (n < budget && !mrc_sb_next_lost(&s->sb, &psn)) {
-		u8 cause = mrc_sb_cause(&s->sb, psn);
-
-		path = mrc_paths_pick(&s->paths, s->sb.inflight);
-		if (path < 0)
-			break;
-		if (mrc_sb_on_retx(&s->sb, psn, path, now, &ppsn))
-			break;
-		trace_metaroce_retransmit(qp->ibqp.qp_num, psn, path, cause);
-		skb = tp_build_psn(qp, psn, ppsn, path, true);
+	while (n < budget && !mrc_req_retx(&s->req, e, &o)) {
+		trace_metaroce_retransmit(qp->ibqp.qp_num, o.psn, o.path,
+					  o.cause);
+		skb = tp_build_psn(qp, o.psn, o.ppsn, o.path, true);
 		s->retx_pkts++;
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETX);
-		metaroce_tp_stat_inc(qp->mdev, tp_retx_stat(cause));
+		metaroce_tp_stat_inc(qp->mdev, tp_retx_stat(o.cause));
 		if (skb) {
 			__skb_queue_tail(q, skb);
 			n++;
 		}
-		if (s->stop_new)
+		if (s->req.stop_new)
 			break;
 	}
 	return n;
 }
 
-/* Assign the next new PSN (0) or report that no window is open. */
-static int tp_new_psn(struct metaroce_tps *s, u32 *psn, u32 *ppsn, u8 *path)
-{
-	int p;
-
-	if (!mrc_sb_can_send(&s->sb))
-		return -1;
-	p = mrc_paths_pick(&s->paths, s->sb.inflight);
-	if (p < 0)
-		return -1;
-	if (mrc_sb_send_new(&s->sb, p, tp_now_us(), 0, psn, ppsn))
-		return -1;
-	*path = p;
-	return 0;
-}
-
-static struct metaroce_tp_pkt *tp_desc(struct metaroce_tps *s, u32 psn)
-{
-	struct metaroce_tp_pkt *d = &s->pkt[psn & (MRC_WND - 1)];
-
-	memset(d, 0, sizeof(*d));
-	return d;
-}
-
-/* Next packet of the oldest queued READ/atomic response. */
-static struct sk_buff *tp_next_resp(struct metaroce_qp *qp)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	struct mrc_rsp *r = mrc_rspq_head(&s->rspq);
-	struct metaroce_tp_pkt *d;
-	u32 psn, ppsn, plen;
-	u8 path;
-
-	if (tp_new_psn(s, &psn, &ppsn, &path))
-		return NULL;
-	d = tp_desc(s, psn);
-	d->kind = r->kind;
-	d->req_psn = r->req_psn;
-	d->va = r->kind == TP_PKT_ARESP ? r->orig : r->va;
-	if (r->kind == TP_PKT_ARESP) {
-		d->opcode = MRC_OP_ATOMIC_RESP;
-		d->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ;
-		mrc_rspq_pop(&s->rspq);
-	} else {
-		plen = min(r->len - r->off, s->mtu);
-		d->opcode = MRC_OP_READ_RESP;
-		d->rkey = r->rkey;
-		d->offset = r->off;
-		d->msg_len = r->len;
-		d->len = plen;
-		if (!r->off)
-			d->flags |= MRC_F_FIRST;
-		r->off += plen;
-		if (r->off == r->len) {
-			d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
-			mrc_rspq_pop(&s->rspq);
-		}
-	}
-	return tp_build_psn(qp, psn, ppsn, path, false);
-}
-
-/* May the WQE at sq_seg start now (fence, max_rd_atomic)? */
-static bool tp_wqe_may_start(struct metaroce_qp *qp,
-			     struct metaroce_tp_swqe *w)
-{
-	struct metaroce_tps *s = qp->tp.s;
-
-	if (w->seg_off || w->status != IB_WC_SUCCESS)
-		return true;
-	if ((w->send_flags & IB_SEND_FENCE) && s->rd_atomic_out)
-		return false;
-	if (w->rd_atomic &&
-	    s->rd_atomic_out >= max_t(u32, qp->max_rd_atomic, 1))
-		return false;
-	return true;
-}
-
 /*
  * UD (and GSI) send: one unsequenced packet to the AH of the WQE. The WQE
- * is done once the packet has left, whether or not it arrives.
+ * is done once the packet has left, whether or not it arrives (the
+ * requester accounted it as done already).
  */
 static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
-				  struct metaroce_tp_swqe *w)
+				  struct mrc_swqe *w)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct metaroce_ah *ah;
@@ -789,9 +592,6 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 	void *pl;
 	int err = 0;
 
-	w->last_psn = s->sb.nxt - 1;
-	w->segmented = 1;
-	s->sq_seg++;
 	if (w->len > s->mtu) {
 		w->status = IB_WC_LOC_LEN_ERR;
 		return NULL;
@@ -805,7 +605,7 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 	p.flags = MRC_F_FIRST | MRC_F_LAST;
 	if (w->send_flags & IB_SEND_SOLICITED)
 		p.flags |= MRC_F_SOLICIT;
-	p.path_id = s->paths.rr++ % max_t(u32, s->paths.n, 1);
+	p.path_id = s->req.paths.rr++ % max_t(u32, s->req.paths.n, 1);
 	p.dst_qpn = w->remote_qpn & 0xffffff;
 	p.tsval = (u32)tp_now_us();
 	p.payload_len = w->len;
@@ -819,7 +619,7 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 	} else {
 		p.opcode = MRC_OP_UD_SEND;
 	}
-	skb = tp_build_begin(&p, &pl);
+	skb = metaroce_tp_build_begin(&p, &pl);
 	if (!skb) {
 		metaroce_ah_put(ah);
 		return NULL;	/* dropped, as a datagram may be */
@@ -827,7 +627,7 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 	if (w->len && (w->send_flags & IB_SEND_INLINE))
 		memcpy(pl, w->inline_data, w->len);
 	else if (w->len)
-		err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, w->sge,
+		err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, tp_sge(w),
 					w->num_sge, 0, pl, NULL, 0, w->len,
 					METAROCE_FROM_MR);
 	if (err) {
@@ -836,8 +636,8 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 		w->status = IB_WC_LOC_PROT_ERR;
 		return NULL;
 	}
-	tp_build_end(skb);
-	tp_cb(skb)->sport = s->paths.n ? s->paths.p[p.path_id].sport :
+	metaroce_tp_build_end(skb);
+	tp_cb(skb)->sport = s->req.paths.n ? s->req.paths.p[p.path_id].sport :
 			    MRC_SPORT_MIN;
 	tp_cb(skb)->ect = 1;
 	tp_cb(skb)->ah = ah;
@@ -846,7 +646,7 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 }
 
 /* Execute a fast-register or local-invalidate WQE (kernel ULPs). */
-static void tp_local_op(struct metaroce_qp *qp, struct metaroce_tp_swqe *w)
+void metaroce_tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w)
 {
 	int err;
 
@@ -866,108 +666,32 @@ static void tp_local_op(struct metaroce_qp *qp, struct metaroce_tp_swqe *w)
 }
 
 /*
- * Next packet of the WQE being segmented. Returns the skb, NULL with
- * *stop set when blocked, NULL without it when a WQE finished with no
- * packet (error).
- */
-static struct sk_buff *tp_next_req(struct metaroce_qp *qp, bool *stop)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_tp_swqe *w = tp_swqe(s, s->sq_seg);
-	struct metaroce_tp_pkt *d;
-	u32 psn, ppsn, plen = 0;
-	u8 path;
-
-	if (w->status != IB_WC_SUCCESS) {
-		w->segmented = 1;
-		s->sq_seg++;
-		s->stop_new = true;
-		return NULL;
-	}
-	if (w->opcode == METAROCE_WR_REG_MR ||
-	    w->opcode == IB_UVERBS_WR_LOCAL_INV) {
-		if (!tp_wqe_may_start(qp, w)) {
-			*stop = true;
-			return NULL;
-		}
-		tp_local_op(qp, w);
-		/* completes once everything before it is acknowledged */
-		w->last_psn = s->sb.nxt - 1;
-		w->segmented = 1;
-		s->sq_seg++;
-		return NULL;
-	}
-	if (qp->ibqp.qp_type != IB_QPT_RC)
-		return tp_ud_send(qp, w);
-	if (!tp_wqe_may_start(qp, w) || tp_new_psn(s, &psn, &ppsn, &path)) {
-		*stop = true;
-		return NULL;
-	}
-	d = tp_desc(s, psn);
-	d->kind = TP_PKT_REQ;
-	d->opcode = w->mrc_op;
-	d->idx = s->sq_seg;
-	d->offset = w->seg_off;
-	d->msg_len = w->len;
-	if (mrc_op_has_payload(w->mrc_op))
-		plen = min(w->len - w->seg_off, s->mtu);
-	d->len = plen;
-	if (!w->seg_off) {
-		d->flags |= MRC_F_FIRST;
-		w->first_psn = psn;
-	}
-	w->seg_off += plen;
-	if (!mrc_op_has_payload(w->mrc_op) || w->seg_off == w->len) {
-		d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
-		if ((w->send_flags & IB_SEND_SOLICITED) &&
-		    (w->mrc_op == MRC_OP_SEND || w->mrc_op == MRC_OP_SEND_IMM ||
-		     w->mrc_op == MRC_OP_SEND_INV ||
-		     w->mrc_op == MRC_OP_WRITE_IMM))
-			d->flags |= MRC_F_SOLICIT;
-		w->last_psn = psn;
-		w->segmented = 1;
-		if (w->rd_atomic)
-			s->rd_atomic_out++;
-		s->sq_seg++;
-	}
-	return tp_build_psn(qp, psn, ppsn, path, false);
-}
-
-/*
  * Build up to @budget new packets: responses between messages, then
- * request segments.
+ * request segments, as the requester decides (core/requester.c).
  */
-static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
-		       int budget)
+static int tp_send_new(struct metaroce_qp *qp, const struct mrc_env *e,
+		       struct sk_buff_head *q, int budget)
 {
 	struct metaroce_tps *s = qp->tp.s;
+	struct mrc_req_out o;
 	struct sk_buff *skb;
-	bool stop = false;
-	int n = 0;
+	int n = 0, step;
 
-	while (n < budget && !stop && !s->stop_new) {
-		bool mid = s->sq_seg != s->sq_head &&
-			   tp_swqe(s, s->sq_seg)->seg_off;
-
-		if (!mid && metaroce_tp_rsp_ready(s)) {
-			struct mrc_rsp *r = mrc_rspq_head(&s->rspq);
-
-			if (metaroce_tp_rsp_exec(qp, r)) {
-				s->rsp_abort = true;
-				s->rsp_abort_psn = r->req_psn;
-				break;
-			}
-			skb = tp_next_resp(qp);
+	/* with stop_new, mrc_req_next() still runs responses */
+	while (n < budget) {
+		step = mrc_req_next(&s->req, &s->resp, e, &o);
+		if (step == MRC_REQ_STOP)
+			break;
+		if (step == MRC_REQ_AGAIN)
+			continue;
+		if (step == MRC_REQ_UD) {
+			skb = tp_ud_send(qp, tp_swqe(s, o.idx));
 			if (!skb)
-				break;
+				continue;
 		} else {
-			if (!s->running)
+			skb = tp_build_psn(qp, o.psn, o.ppsn, o.path, false);
+			if (!skb && o.resp)
 				break;
-			if (s->sq_seg == s->sq_head)
-				tp_fetch(qp);
-			if (s->sq_seg == s->sq_head)
-				break;
-			skb = tp_next_req(qp, &stop);
 			if (!skb)
 				continue;
 		}
@@ -975,159 +699,6 @@ static int tp_send_new(struct metaroce_qp *qp, struct sk_buff_head *q,
 		n++;
 	}
 	return n;
-}
-
-/* ------------------------------------------------- timeouts, errors */
-
-/* Fail the oldest WQE with @status; the QP goes to ERR. */
-static void tp_fail_oldest(struct metaroce_qp *qp, u8 status)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_tp_swqe *w;
-
-	if (s->sq_tail == s->sq_seg) {
-		s->failed = true;
-		return;
-	}
-	w = tp_swqe(s, s->sq_tail);
-	if (w->status == IB_WC_SUCCESS)
-		w->status = status;
-	s->stop_new = true;
-}
-
-/*
- * The retransmission timer fired (tp_run re-arms it afterwards). A
- * tail-loss probe resends the newest outstanding PSN; an RTO marks lost
- * what was sent at least one interval ago. retries counts consecutive
- * RTOs without progress; the oldest WQE fails with RETRY_EXC_ERR only
- * once it exceeds retry_cnt AND nothing at all was heard from the peer
- * for retry_cnt + 1 IB local ACK timeouts (at least TP_GIVEUP_MIN_US): a
- * live peer behind a lossy or stalling path is retried for as long as it
- * answers anything.
- */
-/* Give up on a silent peer? (retry_cnt timeouts and that much silence) */
-static bool tp_give_up(struct metaroce_qp *qp, u64 now)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	u64 limit, last;
-
-	limit = tp_ib_timeout_us(qp->timeout) * (qp->retry_cnt + 1);
-	if (limit)
-		limit = max_t(u64, limit, TP_GIVEUP_MIN_US);
-	last = max(s->progress_us, s->heard_us);
-	return limit && s->retries > qp->retry_cnt && now - last > limit;
-}
-
-/*
- * The timer fired with every request acknowledged but READ/atomic
- * responses still awaited. A live responder is sending them (or waits
- * for its turn); ask it with a PROBE naming the oldest such request: it
- * answers with an ACK, or, if it NAKed that request and went to ERR,
- * with the NAK again. Silence for as long as the retry rules allow
- * fails the WQE with RETRY_EXC_ERR.
- */
-static void tp_on_resp_timer(struct metaroce_qp *qp)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_tp_swqe *w;
-	u32 idx;
-
-	for (idx = s->sq_tail; idx != s->sq_seg; idx++) {
-		w = tp_swqe(s, idx);
-		if (w->rd_atomic && w->segmented && !w->resp_done &&
-		    w->status == IB_WC_SUCCESS)
-			break;
-	}
-	if (idx == s->sq_seg)
-		return;
-	s->probe_psn = w->first_psn;
-	s->probe_due = true;
-	s->retries++;
-	if (tp_give_up(qp, tp_now_us())) {
-		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETRY_EXC);
-		tp_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
-	}
-}
-
-static void tp_on_timer(struct metaroce_qp *qp)
-{
-	struct metaroce_tps *s = qp->tp.s;
-	u16 lost[MRC_MAX_PATHS] = {};
-	u64 now = tp_now_us();
-	u32 i, n, psn, age, busy = 0, stale = 0;
-	bool blame;
-
-	if (!mrc_sb_outstanding(&s->sb)) {
-		if (s->rd_atomic_out && s->running)
-			tp_on_resp_timer(qp);
-		return;
-	}
-	trace_metaroce_timer(qp->ibqp.qp_num, s->tlp_armed, s->sb.una,
-			     s->sb.nxt, s->retries);
-	if (s->tlp_armed) {
-		/* tail-loss probe: resend the newest unacknowledged PSN */
-		s->tlp_armed = false;
-		s->tlp_done = true;
-		if (!mrc_sb_tlp_psn(&s->sb, &psn))
-			mrc_sb_mark_lost_cause(&s->sb, psn, MRC_LOSS_TLP);
-		return;
-	}
-	age = s->rto_armed_us ? s->rto_armed_us : tp_rto_interval(qp);
-	for (i = 0; i < s->paths.n; i++)
-		busy += s->sb.inflight[i] ? 1 : 0;
-	/*
-	 * Probe each silent path with its oldest packet rather than resend
-	 * the flight: a spurious timeout (a stalled host or link) then
-	 * costs one packet per path, and when the losses are real the
-	 * probe's ACK (its echoed timestamp) lets the ACK rule mark the rest
-	 * of the path's flight. A blackholed path is emptied when replaced.
-	 */
-	n = mrc_sb_mark_stale_lost_n(&s->sb, now, age, lost, 1);
-	if (n && !s->undo_armed) {
-		/* keep what this timeout takes away, in case it is spurious */
-		for (i = 0; i < s->paths.n; i++)
-			mrc_cc_save(&s->paths.p[i].cc, &s->cc_saved[i]);
-		s->undo_armed = true;
-		s->undo_ts = (u32)now;
-	}
-	for (i = 0; i < s->paths.n; i++)
-		stale += lost[i] ? 1 : 0;
-	/*
-	 * A path is blamed (backoff, window collapse, towards replacement)
-	 * only when it alone went silent: if every busy path timed out at
-	 * once, the peer or the whole network stalled and new source ports
-	 * would not help.
-	 */
-	blame = stale < busy || busy == 1;
-	for (i = 0; i < s->paths.n; i++) {
-		struct mrc_path *path = &s->paths.p[i];
-
-		if (!lost[i])
-			continue;
-		if (!blame) {
-			mrc_rtt_backoff(&path->rtt);
-			mrc_cc_on_timeout(&path->cc);
-			continue;
-		}
-		if (mrc_paths_on_timeout(&s->paths, i)) {
-			u16 old = path->sport;
-
-			mrc_paths_replace(&s->paths, i);
-			trace_metaroce_path_replace(qp->ibqp.qp_num, i, old,
-						    path->sport);
-			mrc_sb_mark_inflight_lost(&s->sb, i);
-			metaroce_tp_stat_inc(qp->mdev, TP_STAT_PATH_REPLACED);
-		}
-	}
-	if (!n)
-		return;		/* everything was (re)sent recently */
-	s->retries++;
-	s->rtos++;
-	metaroce_tp_stat_inc(qp->mdev, TP_STAT_RTO);
-	if (tp_give_up(qp, now)) {
-		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETRY_EXC);
-		tp_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
-	}
 }
 
 /* ---------------------------------------------------------- flush */
@@ -1138,27 +709,27 @@ static void tp_flush_sq(struct metaroce_qp *qp)
 	u32 prod, left = qp->sq.num_slots;	/* user space moves prod */
 
 	/* posted and not yet fetched: fetch them to learn wr_id */
-	s->failed = false;
+	s->req.failed = false;
 	while (left) {
-		if (tp_sq_producer(qp, &prod) || s->sq_head == prod)
+		if (tp_sq_producer(qp, &prod) || s->req.sq_head == prod)
 			break;
-		for (; left && s->sq_head != prod &&
-		       s->sq_head - s->sq_tail < s->nswq; left--)
-			tp_fetch_one(qp, s->sq_head++);
-		while (s->sq_tail != s->sq_head) {
-			metaroce_tp_post_scqe(qp, tp_swqe(s, s->sq_tail),
+		for (; left && s->req.sq_head != prod &&
+		       s->req.sq_head - s->req.sq_tail < s->req.nswq; left--)
+			tp_fetch_one(qp, s->req.sq_head++);
+		while (s->req.sq_tail != s->req.sq_head) {
+			metaroce_tp_post_scqe(qp, tp_swqe(s, s->req.sq_tail),
 					      IB_WC_WR_FLUSH_ERR);
 			tp_sq_advance(qp);
 		}
 	}
-	while (s->sq_tail != s->sq_head) {
-		metaroce_tp_post_scqe(qp, tp_swqe(s, s->sq_tail),
+	while (s->req.sq_tail != s->req.sq_head) {
+		metaroce_tp_post_scqe(qp, tp_swqe(s, s->req.sq_tail),
 				      IB_WC_WR_FLUSH_ERR);
 		tp_sq_advance(qp);
 	}
-	s->sq_seg = s->sq_head;
-	s->rd_atomic_out = 0;
-	s->failed = true;
+	s->req.sq_seg = s->req.sq_head;
+	s->req.rd_atomic_out = 0;
+	s->req.failed = true;
 }
 
 static void tp_flush(struct metaroce_qp *qp)
@@ -1166,12 +737,10 @@ static void tp_flush(struct metaroce_qp *qp)
 	struct metaroce_tps *s = qp->tp.s;
 
 	s->running = false;
-	s->rx_ready = false;
-	s->rnr_wait = false;
+	s->req.rnr_wait = false;
 	tp_flush_sq(qp);
-	metaroce_tp_resp_flush(qp);
-	mrc_rspq_clear(&s->rspq);
-	mrc_sb_init(&s->sb, s->sb.nxt, 0, MRC_DUPTHRESH_DEFAULT);
+	metaroce_tp_resp_flush(qp);	/* stops the responder */
+	mrc_sb_init(&s->req.sb, s->req.sb.nxt, 0, MRC_DUPTHRESH_DEFAULT);
 }
 
 /* ----------------------------------------------------------- work */
@@ -1185,21 +754,14 @@ static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q, u32 psn)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct sk_buff *skb;
-	struct mrc_pkt p;
 
-	memset(&p, 0, offsetof(struct mrc_pkt, ack));
-	p.opcode = MRC_OP_PROBE;
-	p.flags = MRC_F_ACKREQ;
-	p.dst_qpn = qp->dest_qpn & 0xffffff;
-	p.psn = psn;
-	p.tsval = (u32)tp_now_us();
-	skb = metaroce_tp_build(qp, &p, NULL);
+	skb = tp_probe_skb(qp, psn, s->req.paths.n ? s->req.paths.p[0].sport :
+			   MRC_SPORT_MIN);
 	if (!skb)
 		return;
-	tp_cb(skb)->sport = s->paths.n ? s->paths.p[0].sport : MRC_SPORT_MIN;
 	__skb_queue_tail(q, skb);
-	if (!s->anchored)
-		hrtimer_start(&qp->tp.rto_timer, tp_us_ktime(tp_rto_us(s)),
+	if (!s->req.anchored)
+		hrtimer_start(&qp->tp.rto_timer, tp_us_ktime(mrc_req_rto_us(&s->req)),
 			      HRTIMER_MODE_REL_SOFT);
 }
 
@@ -1213,9 +775,9 @@ void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q)
 	enum ib_event_type ev = IB_EVENT_QP_FATAL;
 	bool fail = false;
 
-	if (s->failed && (s->running || s->rx_ready)) {
+	if (s->req.failed && (s->running || mrc_resp_ready(&s->resp))) {
 		s->running = false;
-		s->rx_ready = false;
+		mrc_resp_stop(&s->resp);
 		fail = true;
 		if (s->fail_event)
 			ev = s->fail_event;
@@ -1239,7 +801,9 @@ static void tp_run(struct metaroce_qp *qp, bool inline_ctx)
 {
 	struct metaroce_tp *tp = &qp->tp;
 	struct metaroce_tps *s = tp->s;
+	struct metaroce_tp_ctx c;
 	struct sk_buff_head q;
+	struct mrc_env e;
 	int n, rounds = 0;
 
 	__skb_queue_head_init(&q);
@@ -1263,24 +827,25 @@ again:
 		hrtimer_cancel(&tp->rnr_timer);
 		return;
 	}
+	metaroce_tp_env(&e, &c, qp, &q);
 	if (test_and_clear_bit(TP_EV_RNR, &tp->events))
-		s->rnr_wait = false;
-	if (test_and_clear_bit(TP_EV_RTO, &tp->events) && s->anchored &&
-	    !s->rnr_wait)
-		tp_on_timer(qp);
-	if (s->probe_due) {
-		s->probe_due = false;
-		tp_probe(qp, &q, s->probe_psn);
+		s->req.rnr_wait = false;
+	if (test_and_clear_bit(TP_EV_RTO, &tp->events) && s->req.anchored &&
+	    !s->req.rnr_wait)
+		mrc_req_timer(&s->req, &e);
+	if (s->req.probe_due) {
+		s->req.probe_due = false;
+		tp_probe(qp, &q, s->req.probe_psn);
 	}
 
 	n = 0;
-	if (!s->anchored) {
+	if (!s->req.anchored) {
 		/* responses to send before our PSN space is known */
-		if (s->rx_ready && mrc_rspq_len(&s->rspq))
+		if (mrc_resp_ready(&s->resp) && mrc_rspq_len(&s->resp.rspq))
 			tp_probe(qp, &q, 0);
-	} else if ((s->running || s->rx_ready) && !s->rnr_wait) {
-		n = tp_retransmit(qp, &q, TP_TX_BATCH);
-		n += tp_send_new(qp, &q, TP_TX_BATCH - n);
+	} else if ((s->running || mrc_resp_ready(&s->resp)) && !s->req.rnr_wait) {
+		n = tp_retransmit(qp, &e, &q, TP_TX_BATCH);
+		n += tp_send_new(qp, &e, &q, TP_TX_BATCH - n);
 		/* after sending: a fresh timer covers what was just sent */
 		metaroce_tp_arm_rto(qp, false);
 		metaroce_tp_rsp_abort(qp, &q);
@@ -1315,7 +880,7 @@ void metaroce_tp_run_inline(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
 
-	if (s && data_race(mrc_sb_outstanding(&s->sb)) < TP_TX_INLINE_MAX)
+	if (s && data_race(mrc_sb_outstanding(&s->req.sb)) < TP_TX_INLINE_MAX)
 		tp_run(qp, true);
 	else
 		metaroce_tp_schedule(qp);
@@ -1331,9 +896,9 @@ static const char * const tp_res_path_fmt[] = {
 
 static int tp_res_path(struct sk_buff *msg, struct metaroce_tps *s, u32 i)
 {
-	const struct mrc_path *p = &s->paths.p[i];
+	const struct mrc_path *p = &s->req.paths.p[i];
 	u32 v[ARRAY_SIZE(tp_res_path_fmt)] = {
-		p->sport, mrc_cc_window(&p->cc), s->sb.inflight[i],
+		p->sport, mrc_cc_window(&p->cc), s->req.sb.inflight[i],
 		p->rtt.srtt8 >> 3, p->rtt.rto, p->replaced,
 	};
 	char name[16];
@@ -1349,12 +914,12 @@ static int tp_res_path(struct sk_buff *msg, struct metaroce_tps *s, u32 i)
 
 static int tp_res_qp(struct sk_buff *msg, struct metaroce_tps *s)
 {
-	u32 n = min_t(u32, s->paths.n, MRC_MAX_PATHS), i;
+	u32 n = min_t(u32, s->req.paths.n, MRC_MAX_PATHS), i;
 
-	if (rdma_nl_put_driver_u32(msg, "sq_psn_una", s->sb.una) ||
+	if (rdma_nl_put_driver_u32(msg, "sq_psn_una", s->req.sb.una) ||
 	    rdma_nl_put_driver_u32(msg, "sq_outstanding",
-				   mrc_sb_outstanding(&s->sb)) ||
-	    rdma_nl_put_driver_u32(msg, "rq_psn_cum", s->rx.cum) ||
+				   mrc_sb_outstanding(&s->req.sb)) ||
+	    rdma_nl_put_driver_u32(msg, "rq_psn_cum", s->resp.rx.cum) ||
 	    rdma_nl_put_driver_u32(msg, "seg_size", s->mtu) ||
 	    rdma_nl_put_driver_u32(msg, "retx_pkts", (u32)s->retx_pkts) ||
 	    rdma_nl_put_driver_u32(msg, "rtos", (u32)s->rtos) ||
@@ -1409,13 +974,12 @@ int metaroce_tp_qp_init(struct metaroce_qp *qp)
 	s = kvzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	skb_queue_head_init(&s->defer);
 	if (qp->sq.q) {
-		s->nswq = min_t(u32, qp->sq.num_slots, TP_MAX_SWQ);
-		s->nswq = rounddown_pow_of_two(max_t(u32, s->nswq, 1));
-		s->swqe_size = tp_swqe_size(qp);
-		s->swq = kvcalloc(s->nswq, s->swqe_size, GFP_KERNEL);
-		if (!s->swq) {
+		s->req.nswq = min_t(u32, qp->sq.num_slots, TP_MAX_SWQ);
+		s->req.nswq = rounddown_pow_of_two(max_t(u32, s->req.nswq, 1));
+		s->req.swqe_size = tp_swqe_size(qp);
+		s->req.swq = kvcalloc(s->req.nswq, s->req.swqe_size, GFP_KERNEL);
+		if (!s->req.swq) {
 			kvfree(s);
 			return -ENOMEM;
 		}
@@ -1429,28 +993,27 @@ static void tp_reset(struct metaroce_qp *qp)
 	struct metaroce_tps *s = qp->tp.s;
 
 	s->running = false;
-	s->rx_ready = false;
-	s->anchored = false;
-	s->failed = false;
+	s->req.anchored = false;
+	s->req.failed = false;
 	s->fail_event = 0;
-	s->stop_new = false;
-	s->rnr_wait = false;
-	s->undo_armed = false;
-	s->probe_due = false;
-	s->rsp_abort = false;
-	metaroce_tp_resp_reset(qp);
-	mrc_rspq_init(&s->rspq);
-	s->sq_tail = 0;
-	s->sq_seg = 0;
-	s->sq_head = 0;
-	s->smsn = 0;
-	s->rd_atomic_out = 0;
+	s->req.stop_new = false;
+	s->req.peer_err = false;
+	s->req.nak_found = false;
+	s->req.rnr_wait = false;
+	s->req.undo_armed = false;
+	s->req.probe_due = false;
+	metaroce_tp_resp_reset(qp);	/* stops the responder */
+	s->req.sq_tail = 0;
+	s->req.sq_seg = 0;
+	s->req.sq_head = 0;
+	s->req.smsn = 0;
+	s->req.rd_atomic_out = 0;
 }
 
 /*
  * RESET: end the QP's previous life before its state is cleared. Under the
- * lock, nothing more is received (rx_ready), sent or failed (running);
- * then wait for what already passed the lock: receive processing (softirq,
+ * lock, nothing more is received (the responder stops), sent or failed
+ * (running); then wait for what already passed the lock: receive processing (softirq,
  * under RCU), the timers (which queue the work) and the work. A reused QP
  * then behaves like a new one: no completion, event, flush or timer of
  * its previous life reaches the next.
@@ -1461,7 +1024,7 @@ static void tp_quiesce(struct metaroce_qp *qp)
 
 	spin_lock_bh(&tp->lock);
 	tp->s->running = false;
-	tp->s->rx_ready = false;
+	mrc_resp_stop(&tp->s->resp);
 	spin_unlock_bh(&tp->lock);
 	synchronize_rcu();
 	hrtimer_cancel(&tp->rto_timer);
@@ -1479,7 +1042,7 @@ static void tp_paths_init(struct metaroce_qp *qp)
 	cfg.npaths = clamp_t(u32, READ_ONCE(tp_npaths), 1, MRC_MAX_PATHS);
 	cfg.seed = qp->ibqp.qp_num * 0x9e3779b1U ^ qp->dest_qpn ^
 		   (u32)get_random_u32();
-	mrc_paths_init(&s->paths, &cfg);
+	mrc_paths_init(&s->req.paths, &cfg);
 }
 
 /*
@@ -1532,29 +1095,27 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 		break;
 	case IB_QPS_RTR:
 		if (old != IB_QPS_RTR) {
-			mrc_rx_init(&s->rx, qp->rq_psn);
-			s->rx.ack_every = clamp_t(u32, READ_ONCE(tp_ack_every),
-						  1, 64);
-			s->rx.ack_hole = clamp_t(u32,
-						 READ_ONCE(tp_ack_every_hole),
-						 1, 64);
 			tp_paths_init(qp);
-			metaroce_tp_resp_reset(qp);
-			s->anchored = false;
-			s->rx_ready = true;
+			metaroce_tp_resp_start(qp,
+					       clamp_t(u32, READ_ONCE(tp_ack_every),
+						       1, 64),
+					       clamp_t(u32,
+						       READ_ONCE(tp_ack_every_hole),
+						       1, 64));
+			s->req.anchored = false;
 		}
 		break;
 	case IB_QPS_RTS:
-		if (old == IB_QPS_RTR && !s->anchored) {
-			mrc_sb_init(&s->sb, qp->sq_psn, 0,
+		if (old == IB_QPS_RTR && !s->req.anchored) {
+			mrc_sb_init(&s->req.sb, qp->sq_psn, 0,
 				    MRC_DUPTHRESH_DEFAULT);
-			s->anchored = true;
+			s->req.anchored = true;
 		}
 		if (old == IB_QPS_RTR) {
-			s->retries = 0;
-			s->tlp_done = false;
-			s->progress_us = tp_now_us();
-			s->heard_us = s->progress_us;
+			s->req.retries = 0;
+			s->req.tlp_done = false;
+			s->req.progress_us = tp_now_us();
+			s->req.heard_us = s->req.progress_us;
 		}
 		s->running = true;
 		kick = true;
@@ -1596,7 +1157,7 @@ void metaroce_tp_qp_destroy(struct metaroce_qp *qp)
 	spin_lock_bh(&tp->lock);
 	metaroce_tp_resp_reset(qp);
 	spin_unlock_bh(&tp->lock);
-	kvfree(s->swq);
+	kvfree(s->req.swq);
 	kvfree(s);
 	tp->s = NULL;
 }

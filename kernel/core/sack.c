@@ -56,7 +56,13 @@ enum mrc_rx_verdict mrc_rx_on_packet(struct mrc_rx *rx,
 	enum mrc_rx_verdict v = mrc_rx_check(rx, p->psn);
 	struct mrc_rx_path *pp;
 
-	if (p->path_id < MRC_MAX_PATHS) {
+	/*
+	 * Only a NEW packet updates its path's report: a duplicate or an
+	 * out-of-window packet may be a leftover of the QP's previous life
+	 * (RESET and reuse), whose PPSN the current sender never sent; an
+	 * ACK naming it would be refused whole (protocol.rst).
+	 */
+	if (v == MRC_RX_NEW && p->path_id < MRC_MAX_PATHS) {
 		pp = &rx->path[p->path_id];
 		if (!pp->seen || mrc_seq_gt(p->ppsn, pp->max_ppsn))
 			pp->max_ppsn = p->ppsn;

@@ -19,9 +19,13 @@
 #include "test_worder.c"
 #include "test_rspq.c"
 #include "test_reo.c"
+#include "test_responder.c"
+#include "test_completer.c"
+#include "test_requester.c"
 
 #define MRC_CORE_ALL_SUITES						\
 	{ &seq_suite, &crc_suite, &hdr_suite, &sack_suite, &rtt_suite,	\
-	  &cc_suite, &path_suite, &reo_suite, &worder_suite, &rspq_suite }
+	  &cc_suite, &path_suite, &reo_suite, &worder_suite, &rspq_suite,	\
+	  &responder_suite, &completer_suite, &requester_suite }
 
 #endif /* MRC_CORE_ALL_H */

@@ -664,6 +664,45 @@ MRC_TEST(sb_loss_cause)
 	MRC_EXPECT_EQ(mrc_sb_check(sb), 0);
 }
 
+/*
+ * A stale packet of the QP's previous life (RESET and reuse with packets
+ * in flight) arrives as a duplicate or out of window: it must not update
+ * the per-path report, else the report names a PPSN the new sender never
+ * sent and the sender refuses every ACK (simulator finding 4).
+ */
+MRC_TEST(rx_stale_packet_keeps_path_report)
+{
+	struct mrc_ack_info *a;
+	struct mrc_sb *sb;
+	struct mrc_rx *rx;
+	struct mrc_pkt p;
+	u32 i, psn, ppsn;
+
+	MRC_ALLOC(rx);
+	MRC_ALLOC(sb);
+	MRC_ALLOC(a);
+	mrc_rx_init(rx, 1000);
+	mrc_sb_init(sb, 1000, 0, 3);
+	for (i = 0; i < 3; i++) {
+		MRC_EXPECT_EQ(mrc_sb_send_new(sb, 0, 10, 0, &psn, &ppsn), 0);
+		sack_pkt(&p, psn, 0, ppsn, 0);
+		MRC_EXPECT_EQ(mrc_rx_on_packet(rx, &p, false, 20), MRC_RX_NEW);
+		mrc_rx_commit(rx, psn);
+	}
+	/* old life: PSN before cum (DUP) and far ahead (OOW), high PPSNs */
+	sack_pkt(&p, 5, 0, 500, 0);
+	MRC_EXPECT_EQ(mrc_rx_on_packet(rx, &p, false, 30), MRC_RX_DUP);
+	sack_pkt(&p, 1000 + 4 * MRC_WND, 1, 700, 0);
+	MRC_EXPECT_EQ(mrc_rx_on_packet(rx, &p, true, 30), MRC_RX_OOW);
+	mrc_rx_build_ack(rx, a, 40);
+	MRC_EXPECT_EQ(a->cum_psn, 1003);
+	for (i = 0; i < a->npaths; i++)
+		MRC_EXPECT_TRUE(a->paths[i].path_id == 0 &&
+				a->paths[i].max_ppsn == 2);
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, NULL), 0);
+	MRC_EXPECT_EQ(sb->una, 1003);
+}
+
 MRC_SUITE(sack,
 	  MRC_CASE(rx_new_dup_oow),
 	  MRC_CASE(rx_cumulative_advance),
@@ -680,4 +719,5 @@ MRC_SUITE(sack,
 	  MRC_CASE(sb_rejects_bogus_ack),
 	  MRC_CASE(sb_wrap),
 	  MRC_CASE(sb_window_and_timers),
-	  MRC_CASE(sack_end_to_end_lossy));
+	  MRC_CASE(sack_end_to_end_lossy),
+	  MRC_CASE(rx_stale_packet_keeps_path_report));

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The completer engine (completer.h). Plain C: acts only through the
+ * environment's callbacks (engine.h).
+ */
+#include "completer.h"
+#include "rtt.h"
+#include "seq.h"
+
+static const char * const comp_state_names[MRC_COMP_NSTATES] = {
+	[MRC_COMP_ANCHOR] = "anchor",
+	[MRC_COMP_APPLY] = "apply",
+	[MRC_COMP_UNDO] = "undo",
+	[MRC_COMP_PATHS] = "paths",
+	[MRC_COMP_PROGRESS] = "progress",
+	[MRC_COMP_NAK_RNR] = "nak_rnr",
+	[MRC_COMP_NAK_ERR] = "nak_err",
+	[MRC_COMP_COMPLETE] = "complete",
+	[MRC_COMP_REARM] = "rearm",
+	[MRC_COMP_DONE] = "done",
+};
+
+const char *mrc_comp_state_name(unsigned int s)
+{
+	return s < MRC_COMP_NSTATES ? comp_state_names[s] : "?";
+}
+
+/* IB RNR timer encoding (IBTA table 45), microseconds. */
+static const u32 comp_rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static void comp_count(const struct mrc_env *e, u8 c, u32 n)
+{
+	if (e->ops->count && n)
+		e->ops->count(e->ctx, c, n);
+}
+
+static void comp_fail(struct mrc_req *q, const struct mrc_env *e, u8 ev)
+{
+	q->failed = 1;
+	e->ops->qp_error(e->ctx, ev);
+}
+
+/* ------------------------------------------------------------ timers */
+
+u32 mrc_req_rto_us(const struct mrc_req *q)
+{
+	u32 i, rto = 0;
+
+	for (i = 0; i < q->paths.n; i++)
+		rto = max_t(u32, rto, mrc_rtt_rto(&q->paths.p[i].rtt));
+	return rto ? rto : MRC_RTO_INIT_US;
+}
+
+static u32 comp_tlp_us(const struct mrc_req *q)
+{
+	bool one = mrc_sb_outstanding(&q->sb) == 1;
+	u32 i, t = 0;
+
+	for (i = 0; i < q->paths.n; i++)
+		t = max_t(u32, t, mrc_rtt_tlp(&q->paths.p[i].rtt, one));
+	return t ? t : MRC_RTO_INIT_US;
+}
+
+/*
+ * Interval of the next RTO: the largest path RTO (with backoff), but
+ * never longer than a quarter of the QP's IB local ACK timeout (unless
+ * the measured RTO itself is): backoff must not stretch the attempts so
+ * far apart that a loss burst outlasts retry_cnt of them.
+ */
+u32 mrc_req_rto_interval(const struct mrc_req *q)
+{
+	u64 cap = q->cfg.ib_timeout_us / 4;
+	u32 i, base = 0, srtt = 0, rto = mrc_req_rto_us(q);
+
+	for (i = 0; i < q->paths.n; i++) {
+		base = max_t(u32, base, q->paths.p[i].rtt.rto);
+		srtt = max_t(u32, srtt, mrc_rtt_srtt(&q->paths.p[i].rtt));
+	}
+	/*
+	 * Leave the ACK-driven loss rule (which waits up to a reordering
+	 * window, <= SRTT, plus a round trip) time to act first.
+	 */
+	rto = max_t(u32, rto, max_t(u32, 2 * srtt, q->cfg.rto_floor_us));
+	if (!cap)
+		return rto;
+	cap = max_t(u64, cap, max_t(u32, base,
+				    max_t(u32, 2 * srtt, q->cfg.rto_floor_us)));
+	return (u32)min_t(u64, rto, cap);
+}
+
+void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
+		     bool restart)
+{
+	u32 us;
+
+	if (!mrc_sb_outstanding(&q->sb)) {
+		q->tlp_armed = 0;
+		/*
+		 * Every request is acknowledged but READ/atomic responses are
+		 * still awaited: keep a timer, so that a responder that went
+		 * away (or errored, its NAK lost) fails them
+		 * (mrc_comp_resp_timer).
+		 */
+		if (q->rd_atomic_out && q->anchored) {
+			if (restart ||
+			    !e->ops->timer_pending(e->ctx, MRC_TIMER_RTO))
+				e->ops->timer_arm(e->ctx, MRC_TIMER_RTO,
+						  mrc_req_rto_interval(q));
+			return;
+		}
+		e->ops->timer_cancel(e->ctx, MRC_TIMER_RTO);
+		return;
+	}
+	if (!restart && e->ops->timer_pending(e->ctx, MRC_TIMER_RTO))
+		return;
+	q->tlp_armed = !q->tlp_done && !q->retries;
+	if (q->tlp_armed) {
+		us = comp_tlp_us(q);
+	} else {
+		us = mrc_req_rto_interval(q);
+		q->rto_armed_us = us;
+	}
+	e->ops->timer_arm(e->ctx, MRC_TIMER_RTO, us);
+}
+
+/* ------------------------------------------------------- completion */
+
+/*
+ * After a fatal NAK (q->peer_err) the responder is in ERR: a WQE that has
+ * not completed yet never will. Those before the NAKed WQE complete with
+ * WR_FLUSH_ERR (never executed, or not known to be), the NAKed one with
+ * the NAK's status -- even if it is still being segmented -- and the QP
+ * fails (the environment flushes the rest).
+ */
+static u8 comp_peer_err_status(struct mrc_req *q, struct mrc_swqe *w)
+{
+	if (!q->nak_found || q->sq_tail != q->nak_idx)
+		return MRC_WC_WR_FLUSH_ERR;
+	if (!w->segmented) {
+		/* the NAKed WQE is still at sq_seg: it is done */
+		w->segmented = 1;
+		q->sq_seg++;
+	}
+	return w->status;
+}
+
+void mrc_comp_complete(struct mrc_req *q, const struct mrc_env *e)
+{
+	while (!q->failed) {
+		struct mrc_swqe *w;
+		u8 status;
+
+		if (q->sq_tail == q->sq_seg) {
+			/* only a partially segmented NAKed WQE goes on */
+			if (!q->peer_err || q->sq_seg == q->sq_head ||
+			    !q->nak_found || q->nak_idx != q->sq_seg)
+				break;
+		}
+		w = mrc_req_swqe(q, q->sq_tail);
+		status = w->status;
+		if (status == MRC_WC_SUCCESS &&
+		    (!w->segmented || mrc_seq_geq(w->last_psn, q->sb.una) ||
+		     (w->rd_atomic && !w->resp_done))) {
+			if (!q->peer_err)
+				break;
+			status = comp_peer_err_status(q, w);
+		} else if (q->peer_err && q->nak_found &&
+			   q->sq_tail == q->nak_idx) {
+			status = comp_peer_err_status(q, w);
+		}
+		if ((status != MRC_WC_SUCCESS || w->signaled) &&
+		    e->ops->post_scqe(e->ctx, w, status))
+			comp_fail(q, e, MRC_QPE_KEEP);	/* CQ overflow */
+		if (w->rd_atomic && !w->resp_done && w->segmented)
+			q->rd_atomic_out--;
+		q->sq_tail++;
+		e->ops->sq_consumed(e->ctx, q->sq_tail);
+		/* a flushed WQE before the NAKed one does not end the walk */
+		if (status != MRC_WC_SUCCESS &&
+		    !(status == MRC_WC_WR_FLUSH_ERR && q->peer_err &&
+		      q->nak_found && mrc_seq_lt(q->sq_tail - 1, q->nak_idx)))
+			comp_fail(q, e, MRC_QPE_KEEP);
+	}
+	/* a fatal NAK that named no outstanding WQE: flush them all */
+	if (q->peer_err && !q->failed &&
+	    (!q->nak_found || mrc_seq_gt(q->sq_tail, q->nak_idx)))
+		comp_fail(q, e, MRC_QPE_KEEP);
+}
+
+/* ------------------------------------------------------------- ACKs */
+
+/* The send WQE that owns outgoing request @psn, or NULL. */
+static struct mrc_swqe *comp_psn_wqe(const struct mrc_req *q, u32 psn)
+{
+	const struct mrc_txd *d = &q->pkt[psn & (MRC_WND - 1)];
+
+	if (mrc_sb_state_of(&q->sb, psn) == MRC_SB_FREE ||
+	    d->kind != MRC_TXD_REQ)
+		return NULL;
+	return mrc_req_swqe(q, d->idx);
+}
+
+/* The outstanding READ/atomic WQE whose request had PSN @req_psn. */
+static struct mrc_swqe *comp_find_rd_idx(const struct mrc_req *q,
+					 u32 req_psn, u32 *pidx)
+{
+	u32 idx;
+
+	for (idx = q->sq_tail; idx != q->sq_seg; idx++) {
+		struct mrc_swqe *w = mrc_req_swqe(q, idx);
+
+		if (w->rd_atomic && w->segmented && w->first_psn == req_psn) {
+			*pidx = idx;
+			return w;
+		}
+	}
+	return NULL;
+}
+
+static struct mrc_swqe *comp_find_rd(const struct mrc_req *q, u32 req_psn)
+{
+	u32 idx;
+
+	return comp_find_rd_idx(q, req_psn, &idx);
+}
+
+static void comp_nak_rnr(struct mrc_req *q, const struct mrc_env *e,
+			 const struct mrc_ack_info *a)
+{
+	struct mrc_swqe *w = comp_psn_wqe(q, a->nak_psn);
+
+	if (mrc_sb_mark_lost(&q->sb, a->nak_psn) || q->rnr_wait)
+		return;
+	if (w && q->cfg.rnr_retry != 7) {
+		if (!w->rnr_left) {
+			if (w->status == MRC_WC_SUCCESS)
+				w->status = MRC_WC_RNR_RETRY_EXC_ERR;
+			q->stop_new = 1;
+			return;
+		}
+		w->rnr_left--;
+	}
+	q->rnr_wait = 1;
+	e->ops->timer_arm(e->ctx, MRC_TIMER_RNR,
+			  comp_rnr_us[a->rnr_timer & 31]);
+}
+
+/*
+ * A remote error NAK for @a->nak_psn, whose WQE (looked up before the ACK
+ * part was applied: a fatal NAK's cumulative point may already cover the
+ * PSN) is @w.
+ */
+static void comp_nak_err(struct mrc_req *q, const struct mrc_ack_info *a,
+			 struct mrc_swqe *w)
+{
+	u32 idx = 0;
+	u8 status;
+
+	switch (a->syndrome) {
+	case MRC_SYN_INV_REQ:
+		status = MRC_WC_REM_INV_REQ_ERR;
+		break;
+	case MRC_SYN_REM_ACCESS:
+		status = MRC_WC_REM_ACCESS_ERR;
+		break;
+	default:
+		status = MRC_WC_REM_OP_ERR;
+		break;
+	}
+	/*
+	 * A READ/atomic request is acknowledged when it arrives and NAKed
+	 * later if its memory is gone by the time it may run: the NAK names
+	 * the acknowledged request's PSN.
+	 */
+	/*
+	 * The responder is in ERR (protocol.rst "Fatal NAK"): whatever is
+	 * outstanding ends now (mrc_comp_complete), the NAKed WQE with the
+	 * NAK's status. A NAK that names no outstanding WQE (its WQE
+	 * already completed) still ends the QP: nothing can complete.
+	 */
+	q->stop_new = 1;
+	q->peer_err = 1;
+	if (!w)
+		w = comp_find_rd_idx(q, a->nak_psn, &idx);
+	else
+		idx = q->pkt[a->nak_psn & (MRC_WND - 1)].idx;
+	if (!w || q->nak_found)
+		return;
+	q->nak_found = 1;
+	q->nak_idx = idx;
+	if (w->status == MRC_WC_SUCCESS)
+		w->status = status;
+}
+
+static enum mrc_comp_state comp_go(const struct mrc_env *e,
+				   enum mrc_comp_state from,
+				   enum mrc_comp_state to)
+{
+	if (e->ops->transition)
+		e->ops->transition(e->ctx, MRC_ENG_COMP, from, to);
+	return to;
+}
+
+int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
+		 const struct mrc_ack_info *a, bool rsp_waiting)
+{
+	enum mrc_comp_state st, next = MRC_COMP_DONE;
+	struct mrc_swqe *nak_w = NULL;
+	struct mrc_sb_ack_res res;
+	u64 now = e->ops->now_us(e->ctx);
+	u32 bad, i, rtt, ce = 0;
+	int ret = 0;
+	u16 old;
+
+	memset(&res, 0, sizeof(res));
+	st = q->anchored ? MRC_COMP_APPLY : MRC_COMP_ANCHOR;
+	while (st != MRC_COMP_DONE) {
+		switch (st) {
+		case MRC_COMP_ANCHOR:
+			/*
+			 * Our PSN space starts where the peer expects it:
+			 * taken from the ACK to our PROBE, which is only sent
+			 * while responses wait. Any other ACK answers nothing
+			 * we sent: a stale or forged one must not place our
+			 * PSN space.
+			 */
+			if (a->syndrome == MRC_SYN_ACK && rsp_waiting) {
+				mrc_sb_init(&q->sb, a->cum_psn, 0,
+					    MRC_DUPTHRESH_DEFAULT);
+				q->anchored = 1;
+				q->progress_us = now;
+				q->want_tx = 1;
+			}
+			next = MRC_COMP_DONE;
+			break;
+		case MRC_COMP_APPLY:
+			if (a->syndrome != MRC_SYN_ACK &&
+			    a->syndrome != MRC_SYN_RNR)
+				nak_w = comp_psn_wqe(q, a->nak_psn);
+			for (i = 0; i < q->paths.n; i++)
+				mrc_sb_set_reo_wnd(&q->sb, i,
+					mrc_rtt_reo_wnd(&q->paths.p[i].rtt),
+					mrc_rtt_srtt(&q->paths.p[i].rtt));
+			if (mrc_sb_apply_ack(&q->sb, a, &res)) {
+				ret = -1;
+				next = MRC_COMP_DONE;
+				break;
+			}
+			next = q->undo_armed &&
+			       (res.newly_acked || res.cum_advance) ?
+			       MRC_COMP_UNDO : MRC_COMP_PATHS;
+			break;
+		case MRC_COMP_UNDO:
+			/*
+			 * The first ACK of new data after a timeout: if it
+			 * echoes a transmission from before the timeout,
+			 * nothing was lost (the peer or the network stalled):
+			 * give back the windows.
+			 */
+			if ((s32)(a->tsecr - q->undo_ts) < 0) {
+				for (i = 0; i < q->paths.n; i++)
+					mrc_cc_undo(&q->paths.p[i].cc,
+						    &q->cc_saved[i]);
+				comp_count(e, MRC_CNT_SPURIOUS_RTO, 1);
+			}
+			q->undo_armed = 0;
+			next = MRC_COMP_PATHS;
+			break;
+		case MRC_COMP_PATHS:
+			rtt = mrc_rtt_from_echo(now, a->tsecr, a->ack_delay);
+			if (rtt && res.newly_acked)
+				mrc_paths_rtt_sample(&q->paths, a->ts_path, rtt);
+			bad = mrc_paths_on_ack(&q->paths, &res);
+			for (i = 0; i < q->paths.n; i++) {
+				ce += res.ce[i];
+				if (!(bad & (1U << i)))
+					continue;
+				old = q->paths.p[i].sport;
+				mrc_paths_replace(&q->paths, i);
+				if (e->ops->trace_path)
+					e->ops->trace_path(e->ctx, i, old,
+							   q->paths.p[i].sport);
+				mrc_sb_mark_inflight_lost(&q->sb, i);
+				comp_count(e, MRC_CNT_PATH_REPLACED, 1);
+			}
+			if (e->ops->trace_ack)
+				e->ops->trace_ack(e->ctx, a, &res, q->sb.una,
+						  q->sb.nxt, ce);
+			comp_count(e, MRC_CNT_ECN_ECHOED, ce);
+			comp_count(e, MRC_CNT_SPURIOUS_RETX, res.spurious);
+			next = res.cum_advance ? MRC_COMP_PROGRESS :
+			       a->syndrome == MRC_SYN_ACK ? MRC_COMP_COMPLETE :
+			       a->syndrome == MRC_SYN_RNR ? MRC_COMP_NAK_RNR :
+			       MRC_COMP_NAK_ERR;
+			break;
+		case MRC_COMP_PROGRESS:
+			q->retries = 0;
+			q->tlp_done = 0;
+			q->progress_us = now;
+			next = a->syndrome == MRC_SYN_ACK ? MRC_COMP_COMPLETE :
+			       a->syndrome == MRC_SYN_RNR ? MRC_COMP_NAK_RNR :
+			       MRC_COMP_NAK_ERR;
+			break;
+		case MRC_COMP_NAK_RNR:
+			comp_count(e, MRC_CNT_RNR_NAK_RCVD, 1);
+			comp_nak_rnr(q, e, a);
+			next = MRC_COMP_COMPLETE;
+			break;
+		case MRC_COMP_NAK_ERR:
+			comp_count(e, MRC_CNT_NAK_RCVD, 1);
+			comp_nak_err(q, a, nak_w);
+			next = MRC_COMP_COMPLETE;
+			break;
+		case MRC_COMP_COMPLETE:
+			mrc_comp_complete(q, e);
+			next = MRC_COMP_REARM;
+			break;
+		case MRC_COMP_REARM:
+			if (res.cum_advance || res.newly_acked)
+				mrc_req_arm_rto(q, e, true);
+			if (q->sb.nlost || res.newly_acked || q->stop_new)
+				q->want_tx = 1;
+			next = MRC_COMP_DONE;
+			break;
+		default:
+			next = MRC_COMP_DONE;
+			break;
+		}
+		st = comp_go(e, st, next);
+	}
+	return ret;
+}
+
+/* -------------------------------------------------------- responses */
+
+int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
+		  const struct mrc_pkt *p, const struct mrc_src *src)
+{
+	u32 req_psn = p->opcode == MRC_OP_READ_RESP ? p->rresp.req_psn :
+		      p->aresp.req_psn;
+	struct mrc_src orig;
+	struct mrc_swqe *w;
+	int err = 0;
+
+	w = comp_find_rd(q, req_psn);
+	if (!w || w->resp_done || w->status != MRC_WC_SUCCESS)
+		return 0;	/* stale: nothing to place */
+
+	if (p->opcode == MRC_OP_ATOMIC_RESP) {
+		if (w->mrc_op == MRC_OP_READ_REQ)
+			return 0;
+		orig.pkt = NULL;
+		orig.buf = &p->aresp.orig;
+		orig.off = 0;
+		err = e->ops->sq_copy(e->ctx, w, 0, &orig, 8);
+		if (!err)
+			w->resp_bytes = 8;
+	} else {
+		if (w->mrc_op != MRC_OP_READ_REQ ||
+		    p->rresp.msg_len != w->len ||
+		    p->rresp.offset + p->payload_len > w->len)
+			return 0;
+		if (p->payload_len)
+			err = e->ops->sq_copy(e->ctx, w, p->rresp.offset, src,
+					      p->payload_len);
+		if (!err)
+			w->resp_bytes += p->payload_len;
+	}
+	if (err) {
+		w->status = MRC_WC_LOC_PROT_ERR;
+		w->resp_done = 1;
+		q->stop_new = 1;
+		q->rd_atomic_out--;
+		return 0;
+	}
+	if (w->resp_bytes >= w->len) {
+		w->resp_done = 1;
+		q->rd_atomic_out--;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------- timeouts, errors */
+
+void mrc_comp_fail_oldest(struct mrc_req *q, const struct mrc_env *e,
+			  u8 status)
+{
+	struct mrc_swqe *w;
+
+	if (q->sq_tail == q->sq_seg) {
+		comp_fail(q, e, MRC_QPE_KEEP);
+		return;
+	}
+	w = mrc_req_swqe(q, q->sq_tail);
+	if (w->status == MRC_WC_SUCCESS)
+		w->status = status;
+	q->stop_new = 1;
+}
+
+/*
+ * retries counts consecutive timeouts without progress; the oldest WQE
+ * fails with RETRY_EXC_ERR only once it exceeds retry_cnt AND nothing at
+ * all was heard from the peer for retry_cnt + 1 IB local ACK timeouts (at
+ * least MRC_GIVEUP_MIN_US): a live peer behind a lossy or stalling path
+ * is retried for as long as it answers anything.
+ */
+bool mrc_comp_give_up(const struct mrc_req *q, u64 now)
+{
+	u64 limit, last;
+
+	limit = q->cfg.ib_timeout_us * (q->cfg.retry_cnt + 1);
+	if (limit)
+		limit = max_t(u64, limit, MRC_GIVEUP_MIN_US);
+	last = q->progress_us;
+	/* a peer in ERR only re-NAKs: that is not being heard */
+	if (!q->peer_err && q->heard_us > last)
+		last = q->heard_us;
+	return limit && q->retries > q->cfg.retry_cnt && now - last > limit;
+}
+
+/*
+ * A live responder is sending the responses (or waits for its turn); ask
+ * it with a PROBE naming the oldest such request: it answers with an ACK,
+ * or, if it NAKed that request and went to ERR, with the NAK again.
+ */
+void mrc_comp_resp_timer(struct mrc_req *q, const struct mrc_env *e)
+{
+	struct mrc_swqe *w = NULL;
+	u32 idx;
+
+	for (idx = q->sq_tail; idx != q->sq_seg; idx++) {
+		w = mrc_req_swqe(q, idx);
+		if (w->rd_atomic && w->segmented && !w->resp_done &&
+		    w->status == MRC_WC_SUCCESS)
+			break;
+	}
+	if (idx == q->sq_seg)
+		return;
+	q->probe_psn = w->first_psn;
+	q->probe_due = 1;
+	q->retries++;
+	if (mrc_comp_give_up(q, e->ops->now_us(e->ctx))) {
+		comp_count(e, MRC_CNT_RETRY_EXC, 1);
+		mrc_comp_fail_oldest(q, e, MRC_WC_RETRY_EXC_ERR);
+	}
+}

@@ -1,0 +1,835 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The responder engine (responder.h). Plain C: acts only through the
+ * environment's callbacks (engine.h).
+ */
+#include "responder.h"
+#include "seq.h"
+
+/* Outcome of placing one packet. */
+enum {
+	RESP_PLACED = 0,	/* commit */
+	RESP_DROP,		/* leave uncommitted, the requester resends */
+	RESP_HELD,		/* kept in r->held (the environment keeps it) */
+	RESP_HOLD,		/* a WRITE last packet before its prefix: hold */
+};
+
+static const char * const resp_state_names[MRC_RESP_NSTATES] = {
+	[MRC_RESP_CHECK_ACCESS] = "check_access",
+	[MRC_RESP_CLASSIFY] = "classify",
+	[MRC_RESP_DISPATCH] = "dispatch",
+	[MRC_RESP_PLACE_SEND] = "place_send",
+	[MRC_RESP_PLACE_WRITE] = "place_write",
+	[MRC_RESP_HOLD] = "hold",
+	[MRC_RESP_QUEUE_RSP] = "queue_rsp",
+	[MRC_RESP_PLACE_RESP] = "place_resp",
+	[MRC_RESP_COMMIT] = "commit",
+	[MRC_RESP_RUN_HELD] = "run_held",
+	[MRC_RESP_COMPLETE] = "complete",
+	[MRC_RESP_NAK] = "nak",
+	[MRC_RESP_ACK] = "ack",
+	[MRC_RESP_DONE] = "done",
+};
+
+const char *mrc_resp_state_name(unsigned int s)
+{
+	return s < MRC_RESP_NSTATES ? resp_state_names[s] : "?";
+}
+
+static u64 resp_now(const struct mrc_env *e)
+{
+	return e->ops->now_us(e->ctx);
+}
+
+static void resp_count(const struct mrc_env *e, u8 c)
+{
+	if (e->ops->count)
+		e->ops->count(e->ctx, c, 1);
+}
+
+static void resp_fail(const struct mrc_env *e, u8 event)
+{
+	e->ops->qp_error(e->ctx, event);
+}
+
+/* ------------------------------------------------------------- ACKs */
+
+void mrc_resp_send_ack(struct mrc_resp *r, const struct mrc_env *e, u8 syn,
+		       u32 nak_psn)
+{
+	struct mrc_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	mrc_rx_build_ack(&r->rx, &p.ack, resp_now(e));
+	p.opcode = MRC_OP_ACK;
+	p.path_id = r->cfg.npaths ? r->rx.ts_path % r->cfg.npaths : 0;
+	p.dst_qpn = r->cfg.dest_qpn & 0xffffff;
+	p.ack.syndrome = syn;
+	if (syn != MRC_SYN_ACK)
+		p.ack.nak_psn = nak_psn;
+	if (syn == MRC_SYN_RNR)
+		p.ack.rnr_timer = r->cfg.min_rnr_timer & 0x1f;
+	e->ops->timer_cancel(e->ctx, MRC_TIMER_ACK);
+	e->ops->emit(e->ctx, &p, NULL, 0);
+}
+
+void mrc_resp_ack_timer(struct mrc_resp *r, const struct mrc_env *e)
+{
+	if (mrc_resp_ready(r) && mrc_rx_ack_pending(&r->rx))
+		mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
+}
+
+/* One NAK per PSN and syndrome until something changes (or a retry). */
+static void resp_nak(struct mrc_resp *r, const struct mrc_env *e,
+		     const struct mrc_pkt *p, u8 syn)
+{
+	if (r->nak_psn != p->psn || r->nak_syn != syn ||
+	    (p->flags & MRC_F_RETX)) {
+		r->nak_psn = p->psn;
+		r->nak_syn = syn;
+		mrc_resp_send_ack(r, e, syn, p->psn);
+	}
+}
+
+bool mrc_resp_renak(struct mrc_resp *r, const struct mrc_env *e,
+		    const struct mrc_pkt *p)
+{
+	if (mrc_resp_ready(r) ||
+	    !((p->flags & MRC_F_RETX) || p->opcode == MRC_OP_PROBE) ||
+	    p->psn != r->nak_psn ||
+	    (r->nak_syn != MRC_SYN_REM_ACCESS &&
+	     r->nak_syn != MRC_SYN_INV_REQ))
+		return false;
+	mrc_resp_send_ack(r, e, r->nak_syn, p->psn);
+	return true;
+}
+
+/* ------------------------------------------------ receive WQE table */
+
+static struct mrc_rslot *resp_rslot(struct mrc_resp *r, u32 msn)
+{
+	return &r->rslot[msn & (MRC_RSLOTS - 1)];
+}
+
+/*
+ * The receive WQE of message @msn, taking WQEs in message order up to
+ * it. Returns NULL and *syn for RNR, or NULL without it to drop.
+ */
+static struct mrc_rslot *resp_rslot_get(struct mrc_resp *r,
+					const struct mrc_env *e, u32 msn,
+					u8 *syn)
+{
+	struct mrc_rslot *s;
+	int res;
+
+	if (mrc_seq_lt(msn, r->rmsn_done) ||
+	    msn - r->rmsn_done >= MRC_RSLOTS)
+		return NULL;
+	while (mrc_seq_leq(r->rmsn_pop, msn)) {
+		s = resp_rslot(r, r->rmsn_pop);
+		memset(s, 0, sizeof(*s));
+		res = e->ops->rq_pop(e->ctx, r->rmsn_pop & (MRC_RSLOTS - 1),
+				     &s->wr_id, &s->length);
+		if (res == MRC_RQ_EMPTY) {
+			*syn = MRC_SYN_RNR;
+			return NULL;
+		}
+		if (res == MRC_RQ_CORRUPT) {	/* QP to ERR, QP_FATAL */
+			resp_fail(e, MRC_QPE_KEEP);
+			return NULL;
+		}
+		s->msn = r->rmsn_pop++;
+		s->used = 1;
+		s->status = res == MRC_RQ_OK ? MRC_WC_SUCCESS :
+			    MRC_WC_LOC_QP_OP_ERR;
+	}
+	s = resp_rslot(r, msn);
+	return s->used && s->msn == msn ? s : NULL;
+}
+
+static void resp_post_rcqe(const struct mrc_env *e,
+			   const struct mrc_rslot *s, u32 slot, u8 status)
+{
+	struct mrc_rcqe c;
+
+	memset(&c, 0, sizeof(c));
+	c.wr_id = s->wr_id;
+	c.slot = slot;
+	c.status = status;
+	c.opcode = s->opcode ? s->opcode : MRC_WC_RECV;
+	c.byte_len = s->msg_len;
+	c.imm = s->imm;
+	c.wc_flags = status == MRC_WC_SUCCESS ? s->wc_flags : 0;
+	c.solicited = status == MRC_WC_SUCCESS && s->solicited;
+	if (e->ops->post_rcqe(e->ctx, &c))
+		resp_fail(e, MRC_QPE_KEEP);	/* CQ overflow */
+}
+
+/*
+ * Post the receive completions that are now due, in message order, up to
+ * and including the first error completion.
+ */
+static void resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e)
+{
+	while (r->rmsn_done != r->rmsn_pop) {
+		struct mrc_rslot *s = resp_rslot(r, r->rmsn_done);
+
+		/*
+		 * Done when cum passes its LAST packet: everything sent
+		 * before it (WRITEs included) is placed too.
+		 */
+		if (s->status == MRC_WC_SUCCESS &&
+		    (!s->seen || s->placed != s->msg_len || !s->has_last ||
+		     !mrc_seq_lt(s->last_psn, r->rx.cum)))
+			break;
+		/* SEND_WITH_INV: every earlier request is placed now */
+		if (s->status == MRC_WC_SUCCESS &&
+		    (s->wc_flags & MRC_WCF_WITH_INV) &&
+		    e->ops->mr_invalidate(e->ctx, s->imm, false))
+			s->status = MRC_WC_REM_INV_REQ_ERR;
+		resp_post_rcqe(e, s, r->rmsn_done & (MRC_RSLOTS - 1),
+			       s->status);
+		s->used = 0;
+		r->rmsn_done++;
+		/*
+		 * An error completion ends the QP: the messages after it are
+		 * flushed (mrc_resp_flush), not completed successfully.
+		 */
+		if (s->status != MRC_WC_SUCCESS) {
+			resp_fail(e, MRC_QPE_KEEP);
+			break;
+		}
+	}
+}
+
+/* An immediate as the completion carries it: network byte order. */
+static u32 resp_imm_net(u32 imm)
+{
+	u32 v;
+
+	put_unaligned_be32(imm, &v);
+	return v;
+}
+
+/* First packet seen of a message: record what its completion says. */
+static u8 resp_rslot_start(const struct mrc_env *e, struct mrc_rslot *s,
+			   const struct mrc_pkt *p)
+{
+	if (s->seen)
+		return MRC_SYN_ACK;
+	s->seen = 1;
+	if (p->opcode == MRC_OP_WRITE_IMM) {
+		s->msg_len = p->write.msg_len;
+		s->opcode = MRC_WC_RECV_RDMA_WITH_IMM;
+		s->imm = resp_imm_net(p->write.imm);
+		s->wc_flags = MRC_WCF_WITH_IMM;
+		return MRC_SYN_ACK;
+	}
+	s->msg_len = p->send.msg_len;
+	s->opcode = MRC_WC_RECV;
+	if (p->opcode == MRC_OP_SEND_IMM) {
+		s->imm = resp_imm_net(p->send.imm);
+		s->wc_flags = MRC_WCF_WITH_IMM;
+	} else if (p->opcode == MRC_OP_SEND_INV) {
+		s->imm = p->send.imm;
+		s->wc_flags = MRC_WCF_WITH_INV;
+		/*
+		 * Checked now, invalidated when the message completes
+		 * (resp_rcomplete): earlier WRITEs to that MR may still be
+		 * on their way, and must land.
+		 */
+		if (s->status == MRC_WC_SUCCESS &&
+		    e->ops->mr_invalidate(e->ctx, p->send.imm, true)) {
+			s->status = MRC_WC_REM_INV_REQ_ERR;
+			return MRC_SYN_INV_REQ;
+		}
+	}
+	/* as IB: a message longer than the receive WQE is an invalid request */
+	if (s->status == MRC_WC_SUCCESS && s->msg_len > s->length) {
+		s->status = MRC_WC_LOC_LEN_ERR;
+		return MRC_SYN_INV_REQ;
+	}
+	return MRC_SYN_ACK;
+}
+
+static void resp_rslot_last(struct mrc_rslot *s, const struct mrc_pkt *p)
+{
+	if (!(p->flags & MRC_F_LAST))
+		return;
+	s->has_last = 1;
+	s->last_psn = p->psn;
+	if (p->flags & MRC_F_SOLICIT)
+		s->solicited = 1;
+}
+
+/* --------------------------------------------------------- placing */
+
+/*
+ * Is every earlier packet of the WRITE message whose last packet is @p
+ * placed? The packets of a message have consecutive PSNs and all but the
+ * last carry the sender's segment size, learnt from its non-LAST packets
+ * (rx_seg); until one was seen only in-order placement counts.
+ */
+static bool resp_write_prefix_done(const struct mrc_resp *r,
+				   const struct mrc_pkt *p)
+{
+	u32 k, i;
+
+	if (p->flags & MRC_F_FIRST)
+		return true;
+	/*
+	 * Without the bitmap to look at: done when every earlier PSN is
+	 * committed, i.e. cum reached @p -- or passed it, once @p itself was
+	 * committed on arrival and held (a message of more than MRC_WND
+	 * packets whose last packet overtook a lost one).
+	 */
+	if (!r->rx_seg || p->write.offset % r->rx_seg)
+		return mrc_seq_geq(r->rx.cum, p->psn);
+	k = p->write.offset / r->rx_seg;
+	if (k >= MRC_WND)
+		return mrc_seq_geq(r->rx.cum, p->psn);
+	for (i = 1; i <= k; i++)
+		if (mrc_rx_check(&r->rx, p->psn - i) != MRC_RX_DUP)
+			return false;
+	return true;
+}
+
+static int resp_hold(struct mrc_resp *r, const struct mrc_pkt *p,
+		     const void *pkt)
+{
+	u32 i;
+
+	if (r->nheld >= MRC_HELD_MAX)
+		return RESP_DROP;
+	for (i = 0; i < r->nheld; i++)
+		if (r->held[i].p.psn == p->psn)
+			return RESP_DROP;
+	r->held[r->nheld].p = *p;
+	r->held[r->nheld].pkt = pkt;
+	r->nheld++;
+	return RESP_HELD;
+}
+
+static int resp_place_send(struct mrc_resp *r, const struct mrc_env *e,
+			   const struct mrc_pkt *p, const struct mrc_src *src,
+			   u8 *syn)
+{
+	struct mrc_rslot *s;
+	int err;
+
+	s = resp_rslot_get(r, e, p->send.rmsn, syn);
+	if (!s)
+		return RESP_DROP;
+	*syn = resp_rslot_start(e, s, p);
+	if (s->status != MRC_WC_SUCCESS)
+		return RESP_PLACED;
+	if (p->payload_len) {
+		err = e->ops->rq_copy(e->ctx, p->send.rmsn & (MRC_RSLOTS - 1),
+				      p->send.offset, src, p->payload_len);
+		if (err) {
+			s->status = err == MRC_COPY_LEN ? MRC_WC_LOC_LEN_ERR :
+				    MRC_WC_LOC_PROT_ERR;
+			*syn = err == MRC_COPY_LEN ? MRC_SYN_INV_REQ :
+			       MRC_SYN_REM_OP;
+			return RESP_PLACED;
+		}
+	}
+	s->placed += p->payload_len;
+	resp_rslot_last(s, p);
+	return RESP_PLACED;
+}
+
+/*
+ * Copy a WRITE packet's payload, except the bytes that a WRITE packet of
+ * a later PSN, which overtook this one, has already written: overlapping
+ * WRITEs end as in PSN order (worder.h).
+ */
+static int resp_write_copy(struct mrc_resp *r, const struct mrc_env *e,
+			   void *mr, const struct mrc_pkt *p,
+			   const struct mrc_src *src)
+{
+	u64 va = p->write.va + p->write.offset;
+	struct mrc_src piece = *src;
+	u32 i, n;
+	int err;
+
+	if (!mrc_seq_lt(p->psn + 1, r->rx.top))	/* nothing later seen */
+		return e->ops->mr_write(e->ctx, mr, va, src, p->payload_len);
+	n = mrc_wo_pieces(&r->wo, p->psn, r->rx.top, p->write.rkey, va,
+			  p->payload_len, r->wo.out);
+	for (i = 0; i < n; i++) {
+		piece.off = src->off + (u32)(r->wo.out[i].va - va);
+		err = e->ops->mr_write(e->ctx, mr, r->wo.out[i].va, &piece,
+				       r->wo.out[i].len);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
+			    const struct mrc_pkt *p, const struct mrc_src *src,
+			    u8 *syn, bool held)
+{
+	struct mrc_rslot *s = NULL;
+	void *mr;
+	int err = 0;
+
+	/* the whole message's range, so a bad one leaves memory untouched */
+	mr = e->ops->mr_get(e->ctx, p->write.rkey, true, MRC_ACC_REMOTE_WRITE,
+			    p->write.va, p->write.msg_len);
+	if (!mr) {
+		*syn = MRC_SYN_REM_ACCESS;
+		return RESP_DROP;
+	}
+	if (p->opcode == MRC_OP_WRITE_IMM) {
+		s = resp_rslot_get(r, e, p->write.rmsn, syn);
+		if (!s) {
+			e->ops->mr_put(e->ctx, mr);
+			return RESP_DROP;
+		}
+		resp_rslot_start(e, s, p);
+	}
+	if (!(p->flags & MRC_F_LAST)) {
+		r->rx_seg = p->payload_len;
+	} else if (!resp_write_prefix_done(r, p)) {
+		e->ops->mr_put(e->ctx, mr);
+		return held ? RESP_DROP : RESP_HOLD;
+	}
+	if (p->payload_len)
+		err = resp_write_copy(r, e, mr, p, src);
+	e->ops->mr_put(e->ctx, mr);
+	if (err) {
+		*syn = MRC_SYN_REM_OP;
+		return RESP_DROP;
+	}
+	mrc_wo_record(&r->wo, p->psn, p->write.rkey,
+		      p->write.va + p->write.offset, p->payload_len);
+	if (s) {
+		s->placed += p->payload_len;
+		resp_rslot_last(s, p);
+	}
+	return RESP_PLACED;
+}
+
+/*
+ * A READ or atomic request: check it now (a bad one is NAKed and leaves
+ * memory untouched) and queue it in request PSN order. It executes --
+ * the atomic operates, the READ's data is read -- only once every
+ * earlier request of the QP is placed (mrc_resp_rsp_ready()): IB RC
+ * responders execute in PSN order, whatever order packets arrive in. The
+ * request PSN is committed now, so a duplicate is never queued twice.
+ */
+static int resp_queue_rsp(struct mrc_resp *r, const struct mrc_env *e,
+			  const struct mrc_pkt *p, u8 *syn)
+{
+	struct mrc_rsp *q;
+	void *mr;
+
+	if (p->opcode != MRC_OP_READ_REQ && (p->atomic.va & 7)) {
+		*syn = MRC_SYN_INV_REQ;
+		return RESP_DROP;
+	}
+	if (p->opcode == MRC_OP_READ_REQ)
+		mr = e->ops->mr_get(e->ctx, p->read.rkey, true,
+				    MRC_ACC_REMOTE_READ, p->read.va,
+				    p->read.len);
+	else
+		mr = e->ops->mr_get(e->ctx, p->atomic.rkey, true,
+				    MRC_ACC_REMOTE_ATOMIC, p->atomic.va, 8);
+	if (!mr) {
+		*syn = MRC_SYN_REM_ACCESS;
+		return RESP_DROP;
+	}
+	e->ops->mr_put(e->ctx, mr);
+
+	/* IB: more outstanding than max_dest_rd_atomic is an invalid request */
+	q = mrc_rspq_insert(&r->rspq, p->psn, r->cfg.max_dest_rd_atomic);
+	if (!q) {
+		*syn = MRC_SYN_INV_REQ;
+		return RESP_DROP;
+	}
+	if (p->opcode == MRC_OP_READ_REQ) {
+		q->kind = MRC_RSP_READ;
+		q->va = p->read.va;
+		q->rkey = p->read.rkey;
+		q->len = p->read.len;
+	} else {
+		q->kind = MRC_RSP_ATOMIC;
+		q->op = p->opcode;
+		q->va = p->atomic.va;
+		q->rkey = p->atomic.rkey;
+		q->compare = p->atomic.compare;
+		q->swap_add = p->atomic.swap_add;
+	}
+	return RESP_PLACED;
+}
+
+/* --------------------------------------------- READ/atomic execution */
+
+bool mrc_resp_rsp_ready(const struct mrc_resp *r)
+{
+	u32 i, held_min = 0;
+
+	for (i = 0; i < r->nheld; i++)
+		if (!i || mrc_seq_lt(r->held[i].p.psn, held_min))
+			held_min = r->held[i].p.psn;
+	return mrc_rspq_ready(&r->rspq, r->rx.cum, r->nheld != 0, held_min);
+}
+
+int mrc_resp_rsp_exec(struct mrc_resp *r, const struct mrc_env *e,
+		      struct mrc_rsp *q)
+{
+	void *mr;
+
+	if (q->kind == MRC_RSP_READ) {
+		if (q->off)
+			return 0;
+		mr = e->ops->mr_get(e->ctx, q->rkey, true, MRC_ACC_REMOTE_READ,
+				    q->va, q->len);
+	} else {
+		if (q->executed)
+			return 0;
+		mr = e->ops->mr_get(e->ctx, q->rkey, true,
+				    MRC_ACC_REMOTE_ATOMIC, q->va, 8);
+	}
+	if (!mr) {
+		r->rsp_abort = 1;
+		r->rsp_abort_psn = q->req_psn;
+		return -1;
+	}
+	if (q->kind != MRC_RSP_READ) {
+		e->ops->mr_atomic(e->ctx, mr, q->va, q->op == MRC_OP_CMP_SWAP,
+				  q->compare, q->swap_add, &q->orig);
+		q->executed = 1;
+	}
+	e->ops->mr_put(e->ctx, mr);
+	return 0;
+}
+
+/*
+ * A READ/atomic that was accepted (and acknowledged) cannot be served:
+ * its memory went away before it ran. Tell the requester (a REM_ACCESS
+ * NAK for the request's PSN, which fails that WQE) and move the QP to
+ * ERR with an access error event, as IB does for a bad request.
+ */
+void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e)
+{
+	if (!r->rsp_abort)
+		return;
+	r->rsp_abort = 0;
+	r->nak_psn = r->rsp_abort_psn;
+	r->nak_syn = MRC_SYN_REM_ACCESS;
+	mrc_resp_send_ack(r, e, MRC_SYN_REM_ACCESS, r->rsp_abort_psn);
+	mrc_rspq_clear(&r->rspq);
+	resp_fail(e, MRC_QPE_ACCESS_ERR);
+}
+
+/* ------------------------------------------------ the packet machine */
+
+/* The QP access right a request needs, or 0. */
+static u32 resp_req_access(u8 opcode)
+{
+	switch (opcode) {
+	case MRC_OP_WRITE:
+	case MRC_OP_WRITE_IMM:
+		return MRC_ACC_REMOTE_WRITE;
+	case MRC_OP_READ_REQ:
+		return MRC_ACC_REMOTE_READ;
+	case MRC_OP_CMP_SWAP:
+	case MRC_OP_FETCH_ADD:
+		return MRC_ACC_REMOTE_ATOMIC;
+	}
+	return 0;
+}
+
+static int resp_place(struct mrc_resp *r, const struct mrc_env *e,
+		      const struct mrc_pkt *p, const struct mrc_src *src,
+		      u8 *syn, bool held)
+{
+	switch (p->opcode) {
+	case MRC_OP_SEND:
+	case MRC_OP_SEND_IMM:
+	case MRC_OP_SEND_INV:
+		return resp_place_send(r, e, p, src, syn);
+	case MRC_OP_WRITE:
+	case MRC_OP_WRITE_IMM:
+		return resp_place_write(r, e, p, src, syn, held);
+	}
+	*syn = MRC_SYN_INV_REQ;
+	return RESP_DROP;
+}
+
+/*
+ * Place held-back WRITE last packets whose message is now complete. They
+ * were committed (acknowledged) on arrival -- the requester must not
+ * resend what is already here -- and the cumulative point cannot pass
+ * them before their prefix is placed, which is when they are placed.
+ */
+static void resp_run_held(struct mrc_resp *r, const struct mrc_env *e)
+{
+	struct mrc_src src;
+	struct mrc_held *h;
+	u32 i = 0, psn;
+	u8 syn;
+	int res;
+
+	while (i < r->nheld) {
+		h = &r->held[i];
+		if (!resp_write_prefix_done(r, &h->p)) {
+			i++;
+			continue;
+		}
+		syn = MRC_SYN_ACK;
+		src.pkt = h->pkt;
+		src.buf = NULL;
+		src.off = h->p.hdr_len;
+		psn = h->p.psn;
+		/* held: placing never holds again, r->held stays put */
+		res = resp_place(r, e, &h->p, &src, &syn, true);
+		e->ops->release(e->ctx, h->pkt);
+		r->nheld--;
+		memmove(h, h + 1, (r->nheld - i) * sizeof(*h));
+		if (res == RESP_PLACED && syn == MRC_SYN_ACK)
+			continue;
+		/*
+		 * It was acknowledged, so it cannot be dropped now: its MR
+		 * went away meanwhile. Fail the QP visibly, and tell the
+		 * requester in case it still waits for the message.
+		 */
+		if (syn == MRC_SYN_ACK)
+			syn = MRC_SYN_REM_OP;
+		mrc_resp_send_ack(r, e, syn, psn);
+		resp_fail(e, syn == MRC_SYN_REM_ACCESS ? MRC_QPE_ACCESS_ERR :
+			  MRC_QPE_FATAL);
+	}
+}
+
+static enum mrc_resp_state resp_go(const struct mrc_env *e,
+				   enum mrc_resp_state from,
+				   enum mrc_resp_state to)
+{
+	if (e->ops->transition)
+		e->ops->transition(e->ctx, MRC_ENG_RESP, from, to);
+	return to;
+}
+
+unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
+			 const struct mrc_pkt *p, const void *pkt, bool ce)
+{
+	enum mrc_resp_state st = MRC_RESP_CHECK_ACCESS, next = MRC_RESP_DONE;
+	struct mrc_src src = { .pkt = pkt, .buf = NULL, .off = p->hdr_len };
+	enum mrc_rx_verdict v;
+	unsigned int ret = 0;
+	u8 syn = MRC_SYN_ACK;
+	int res = RESP_DROP;
+	u32 need;
+
+	while (st != MRC_RESP_DONE) {
+		switch (st) {
+		case MRC_RESP_CHECK_ACCESS:
+			need = resp_req_access(p->opcode);
+			if (need && !(r->cfg.qp_access & need) &&
+			    mrc_rx_check(&r->rx, p->psn) == MRC_RX_NEW) {
+				syn = MRC_SYN_REM_ACCESS;
+				next = MRC_RESP_NAK;
+			} else {
+				next = MRC_RESP_CLASSIFY;
+			}
+			break;
+		case MRC_RESP_CLASSIFY:
+			v = mrc_rx_on_packet(&r->rx, p, ce, resp_now(e));
+			r->rx_pkts++;
+			if (ce)
+				resp_count(e, MRC_CNT_ECN_MARKED);
+			if (v == MRC_RX_DUP)
+				resp_count(e, MRC_CNT_DUPLICATE);
+			else if (v == MRC_RX_OOW)
+				resp_count(e, MRC_CNT_OUT_OF_WINDOW);
+			else if (p->psn != r->rx.cum)
+				resp_count(e, MRC_CNT_OUT_OF_ORDER);
+			next = v == MRC_RX_NEW ? MRC_RESP_DISPATCH :
+			       MRC_RESP_ACK;
+			break;
+		case MRC_RESP_DISPATCH:
+			/* not a WRITE's bytes (yet); placing says otherwise */
+			mrc_wo_record(&r->wo, p->psn, 0, 0, 0);
+			switch (p->opcode) {
+			case MRC_OP_SEND:
+			case MRC_OP_SEND_IMM:
+			case MRC_OP_SEND_INV:
+				next = MRC_RESP_PLACE_SEND;
+				break;
+			case MRC_OP_WRITE:
+			case MRC_OP_WRITE_IMM:
+				next = MRC_RESP_PLACE_WRITE;
+				break;
+			case MRC_OP_READ_REQ:
+			case MRC_OP_CMP_SWAP:
+			case MRC_OP_FETCH_ADD:
+				next = MRC_RESP_QUEUE_RSP;
+				break;
+			case MRC_OP_READ_RESP:
+			case MRC_OP_ATOMIC_RESP:
+				next = MRC_RESP_PLACE_RESP;
+				break;
+			default:
+				syn = MRC_SYN_INV_REQ;
+				next = MRC_RESP_NAK;
+				break;
+			}
+			break;
+		case MRC_RESP_PLACE_SEND:
+			res = resp_place_send(r, e, p, &src, &syn);
+			next = res == RESP_PLACED ? MRC_RESP_COMMIT :
+			       syn != MRC_SYN_ACK ? MRC_RESP_NAK : MRC_RESP_ACK;
+			break;
+		case MRC_RESP_PLACE_WRITE:
+			res = resp_place_write(r, e, p, &src, &syn, false);
+			next = res == RESP_PLACED ? MRC_RESP_COMMIT :
+			       res == RESP_HOLD ? MRC_RESP_HOLD :
+			       syn != MRC_SYN_ACK ? MRC_RESP_NAK : MRC_RESP_ACK;
+			break;
+		case MRC_RESP_HOLD:
+			res = resp_hold(r, p, pkt);
+			if (res == RESP_HELD) {
+				ret |= MRC_RESP_HELD;
+				next = MRC_RESP_COMMIT;
+			} else {
+				next = MRC_RESP_ACK;
+			}
+			break;
+		case MRC_RESP_QUEUE_RSP:
+			res = resp_queue_rsp(r, e, p, &syn);
+			next = res == RESP_PLACED ? MRC_RESP_COMMIT :
+			       MRC_RESP_NAK;
+			break;
+		case MRC_RESP_PLACE_RESP:
+			res = e->ops->comp_resp(e->ctx, p, &src) ? RESP_DROP :
+			      RESP_PLACED;
+			next = res == RESP_PLACED ? MRC_RESP_COMMIT :
+			       MRC_RESP_ACK;
+			break;
+		case MRC_RESP_COMMIT:
+			mrc_rx_commit(&r->rx, p->psn);
+			if (res == RESP_HELD)
+				next = MRC_RESP_ACK;
+			else if (r->nheld)
+				next = MRC_RESP_RUN_HELD;
+			else
+				next = MRC_RESP_COMPLETE;
+			break;
+		case MRC_RESP_RUN_HELD:
+			resp_run_held(r, e);
+			next = MRC_RESP_COMPLETE;
+			break;
+		case MRC_RESP_COMPLETE:
+			resp_rcomplete(r, e);
+			/* a queued READ/atomic may have become ready */
+			if (mrc_resp_rsp_ready(r))
+				ret |= MRC_RESP_TX;
+			if (p->opcode == MRC_OP_READ_RESP ||
+			    p->opcode == MRC_OP_ATOMIC_RESP) {
+				e->ops->comp_progress(e->ctx);
+				/* rd_atomic room may have opened */
+				ret |= MRC_RESP_TX;
+			}
+			next = syn != MRC_SYN_ACK ? MRC_RESP_NAK :
+			       MRC_RESP_ACK;
+			break;
+		case MRC_RESP_NAK:
+			resp_nak(r, e, p, syn);
+			/* as IB RC: access and request errors end the QP */
+			if (syn == MRC_SYN_REM_ACCESS)
+				resp_fail(e, MRC_QPE_ACCESS_ERR);
+			else if (syn == MRC_SYN_INV_REQ)
+				resp_fail(e, MRC_QPE_REQ_ERR);
+			next = MRC_RESP_DONE;
+			break;
+		case MRC_RESP_ACK:
+			if (mrc_rx_ack_due(&r->rx))
+				mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
+			else if (mrc_rx_ack_pending(&r->rx) &&
+				 !e->ops->timer_pending(e->ctx, MRC_TIMER_ACK))
+				e->ops->timer_arm(e->ctx, MRC_TIMER_ACK,
+						  MRC_ACK_DELAY_US);
+			next = MRC_RESP_DONE;
+			break;
+		default:
+			next = MRC_RESP_DONE;
+			break;
+		}
+		st = resp_go(e, st, next);
+	}
+	return ret;
+}
+
+/* ----------------------------------------------- start, flush, reset */
+
+/* Forget the held packets (the environment frees them). */
+static void resp_release_held(struct mrc_resp *r, const struct mrc_env *e)
+{
+	u32 i;
+
+	for (i = 0; i < r->nheld; i++)
+		e->ops->release(e->ctx, r->held[i].pkt);
+	r->nheld = 0;
+}
+
+/* Per-life state: receive WQEs, held packets, write order, NAK memory. */
+static void resp_clear(struct mrc_resp *r, const struct mrc_env *e)
+{
+	resp_release_held(r, e);
+	mrc_wo_init(&r->wo);
+	memset(r->rslot, 0, sizeof(r->rslot));
+	r->rmsn_done = 0;
+	r->rmsn_pop = 0;
+	r->rx_seg = 0;
+	r->nak_psn = 0;
+	r->nak_syn = 0;
+}
+
+void mrc_resp_reset(struct mrc_resp *r, const struct mrc_env *e)
+{
+	r->qstate = MRC_RQS_OFF;
+	resp_clear(r, e);
+	mrc_rspq_init(&r->rspq);
+	r->rsp_abort = 0;
+}
+
+void mrc_resp_start(struct mrc_resp *r, const struct mrc_env *e, u32 rq_psn,
+		    u16 ack_every, u16 ack_hole)
+{
+	mrc_rx_init(&r->rx, rq_psn);
+	r->rx.ack_every = ack_every;
+	r->rx.ack_hole = ack_hole;
+	resp_clear(r, e);
+	r->qstate = MRC_RQS_READY;
+}
+
+void mrc_resp_flush(struct mrc_resp *r, const struct mrc_env *e, u32 more)
+{
+	struct mrc_rslot s;
+	u32 slot;
+	int res;
+
+	while (r->rmsn_done != r->rmsn_pop) {
+		struct mrc_rslot *t = resp_rslot(r, r->rmsn_done);
+
+		resp_post_rcqe(e, t, r->rmsn_done & (MRC_RSLOTS - 1),
+			       MRC_WC_WR_FLUSH_ERR);
+		t->used = 0;
+		r->rmsn_done++;
+	}
+	/* still posted: one ring's worth at most, none if corrupt */
+	slot = r->rmsn_pop & (MRC_RSLOTS - 1);
+	for (; more; more--) {
+		memset(&s, 0, sizeof(s));
+		res = e->ops->rq_pop(e->ctx, slot, &s.wr_id, &s.length);
+		if (res == MRC_RQ_EMPTY || res == MRC_RQ_CORRUPT)
+			break;
+		resp_post_rcqe(e, &s, slot, MRC_WC_WR_FLUSH_ERR);
+	}
+	resp_release_held(r, e);
+	mrc_rspq_clear(&r->rspq);
+}

@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# CI layer "sim" (scripts/test.sh sim): the simulator's smoke -- the fixed
+# seeds of smoke.env under ASan/UBSan, every fault mix, with the coverage
+# report -- then every plant (plants.sh) must be found by that smoke.
+# Ends with "N passed, N failed" (smoke runs + plants found).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=selftests/sim/smoke.env
+. "$here/smoke.env"
+log=$(mktemp /tmp/sim-smoke.XXXXXX)
+trap 'rm -f "$log"' EXIT
+
+"$here/sim" --seeds "$SIM_SMOKE_SEEDS" --coverage 2>&1 | tee "$log"
+rc1=${PIPESTATUS[0]}
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+p1=${line%% *}
+f1=$(awk '{print $3}' <<<"$line")
+
+"$here/plants.sh" 2>&1 | tee "$log"
+rc2=${PIPESTATUS[0]}
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+p2=${line%% *}
+f2=$(awk '{print $3}' <<<"$line")
+
+[ "$rc1" -eq 0 ] || [ "${f1:-0}" -gt 0 ] || f1=1
+[ "$rc2" -eq 0 ] || [ "${f2:-0}" -gt 0 ] || f2=1
+echo "sim: $((${p1:-0} + ${p2:-0})) passed, $((${f1:-1} + ${f2:-1})) failed"
+[ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ]

@@ -4,6 +4,7 @@
 #
 #   make [KVER=6.1.0-57-amd64]   module + rdma-core provider
 #   make module | provider | install | clean | check | demo | bench
+#   make deb      Debian packages into build/deb (scripts/deb.sh)
 #
 # KVER defaults to the running kernel if its headers are installed, else
 # the lab's kernel (.cache/kver, scripts/setup.sh), else the newest
@@ -47,7 +48,7 @@ IBV_LIBDIR ?= /usr/lib/x86_64-linux-gnu/libibverbs
 IBV_CONFDIR ?= /etc/libibverbs.d
 
 .PHONY: all module provider install install-module install-provider \
-	clean clean-module check demo bench kver
+	clean clean-module check demo bench kver deb
 
 all: module provider
 
@@ -94,3 +95,6 @@ bench:
 
 kver:
 	@echo $(KVER)
+
+deb:
+	bash $(ROOT)/scripts/deb.sh

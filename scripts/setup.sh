@@ -40,6 +40,7 @@ PKGS=(
 	libudev-dev python3-docutils dpkg-dev clang libclang-rt-14-dev
 	gnuplot-nox python3 iputils-ping tcpdump linux-perf nvme-cli
 	tshark	# selftests/wire: the Wireshark dissector (scripts/wireshark)
+	debhelper dh-dkms dkms lintian chrpath fakeroot	# make deb (scripts/deb.sh)
 )
 
 SRC_LIST=/etc/apt/sources.list.d/metaroce-trixie-src.sources

@@ -41,6 +41,9 @@ PKGS=(
 	gnuplot-nox python3 iputils-ping tcpdump linux-perf nvme-cli
 	tshark	# selftests/wire: the Wireshark dissector (scripts/wireshark)
 	debhelper dh-dkms dkms lintian chrpath fakeroot	# make deb (scripts/deb.sh)
+	# selftests/lab/consumers-*.sh: the RDMA stacks people run
+	nfs-kernel-server qperf fio libfabric-bin openmpi-bin libopenmpi-dev
+	ucx-utils open-iscsi targetcli-fb
 )
 
 SRC_LIST=/etc/apt/sources.list.d/metaroce-trixie-src.sources

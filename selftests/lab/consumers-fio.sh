@@ -23,10 +23,11 @@ fio_run() {	# DEV NET VERB
 	local out rc sout
 	port=$((port + 1))
 	lab_bg n2 fios "timeout 200 fio --output-format=terse --terse-version=3 --name=srv --ioengine=rdma --port=$port --rw=read --bs=64k --size=$FIO_SIZE --iodepth=8"
-	lab_wait_for n2 "rdma res show cm_id | grep -qE ':$port( |\$)'" 30 || { lab_wait fios; return 1; }
+	lab_wait_for n2 "rdma res show cm_id | grep -q 'LISTEN.*:$port ' && sleep 1" 30 || { lab_wait fios; return 1; }
 	out=$(LAB_CMD_TIMEOUT=260 n1 "timeout 200 fio --output-format=terse --terse-version=3 --name=cli --ioengine=rdma --hostname=192.0.2.2 --port=$port --verb=$3 --rw=write --bs=64k --size=$FIO_SIZE --iodepth=8 --iodepth_batch_complete=1")
 	rc=$?
 	echo "client: $out"
+	[ $rc -eq 0 ] || n2 'pkill -x fio; true' >/dev/null
 	sout=$(lab_wait fios) || rc=1
 	echo "server: $sout"
 	# terse v3: field 5 error; write bw KiB/s 48, iops 49; read bw 7, iops 8

@@ -46,7 +46,7 @@ sleep 1; pgrep -x iscsid'
 # iser_round DEV NET
 iser_round() {
 	local dev=$1 net=$2 rc=0 disk t0 t1 t2 t3
-	n2 "targetcli /iscsi/$IQN/tpg1/portals/192.0.2.2:3260 enable_iser boolean=true" || return 1
+	n2 "targetcli /iscsi/$IQN/tpg1/portals/192.0.2.2:3260 enable_iser boolean=true && sleep 1" || return 1
 	n2 "head -c 16M /dev/urandom >/tmp/iser.pat && sha256sum </tmp/iser.pat >/tmp/lab/iser-n2.sum &&
 		dd if=/tmp/iser.pat of=/tmp/iser.img bs=1M seek=16 conv=notrunc,fsync status=none" || return 1
 	n1 "iscsiadm -m discovery -t st -p 192.0.2.2" || return 1

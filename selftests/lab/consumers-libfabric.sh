@@ -11,20 +11,21 @@
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
-FI_ITERS=${FI_ITERS:-200}
+FI_ITERS=${FI_ITERS:-100}
 lab_start
 FIG=$LAB_RUN/figures.txt
 port=47600
 
-# fi_pp DEV NET PROV EP: one fi_pingpong pair, sizes 'all' (64 B .. 8 MiB)
+# fi_pp DEV NET PROV EP SIZE: one fi_pingpong pair
 fi_pp() {
-	local dev=$1 net=$2 prov=$3 ep=$4 out rc
+	local dev=$1 net=$2 prov=$3 ep=$4 size=$5 out rc
 	port=$((port + 1))
-	lab_bg n2 fipp "timeout 300 fi_pingpong -p '$prov' -e $ep -d $dev -B $port -I $FI_ITERS -S all -c"
+	lab_bg n2 fipp "timeout 300 fi_pingpong -p '$prov' -e $ep -d $dev -B $port -I $FI_ITERS -S $size -c"
 	lab_wait_for n2 "ss -ltn | grep -q :$port" 30 || { lab_wait fipp; return 1; }
-	out=$(LAB_CMD_TIMEOUT=360 n1 "timeout 300 fi_pingpong -p '$prov' -e $ep -d $dev -P $port -I $FI_ITERS -S all -c 192.0.2.2")
+	out=$(LAB_CMD_TIMEOUT=360 n1 "timeout 300 fi_pingpong -p '$prov' -e $ep -d $dev -P $port -I $FI_ITERS -S $size -c 192.0.2.2")
 	rc=$?
 	echo "$out"
+	[ $rc -eq 0 ] || n2 'pkill -x fi_pingpong; true' >/dev/null
 	lab_wait fipp || rc=1
 	awk -v d="$dev" -v n="$net" -v p="$prov/$ep" '$1 ~ /^[0-9]/ && NF >= 6 {
 		printf "%-5s %-5s %-17s %s\n", d, n, p, $0 }' <<<"$out" >>"$FIG"
@@ -43,8 +44,12 @@ for dev in mrc0 rxe0; do
 			lab_netem n1 loss 1% >/dev/null
 			lab_netem n2 loss 1% >/dev/null
 		fi
-		check "$dev $net: fi_pingpong verbs msg -c" fi_pp $dev $net verbs msg
-		check "$dev $net: fi_pingpong verbs;ofi_rxm rdm -c" fi_pp $dev $net 'verbs;ofi_rxm' rdm
+		for size in 64 65536; do
+			check "$dev $net: fi_pingpong verbs msg $size B -c" \
+				fi_pp $dev $net verbs msg $size
+			check "$dev $net: fi_pingpong verbs;ofi_rxm rdm $size B -c" \
+				fi_pp $dev $net 'verbs;ofi_rxm' rdm $size
+		done
 		lab_netem_clear
 	done
 	check "n1: $dev removed" n1 rdma link del $dev

@@ -38,7 +38,8 @@ echo 10 >/proc/fs/nfsd/nfsv4gracetime; echo 10 >/proc/fs/nfsd/nfsv4leasetime
 rpc.nfsd 4
 echo "rdma 20049" >/proc/fs/nfsd/portlist
 cat /proc/fs/nfsd/portlist
-grep -qx "rdma 20049" /proc/fs/nfsd/portlist'
+grep -qx "rdma 20049" /proc/fs/nfsd/portlist
+sleep 1	# the CM registers the listen just after rdma res shows it'
 }
 nfsd_stop() { n2 'rpc.nfsd 0; cat /proc/fs/nfsd/threads'; }
 

@@ -98,7 +98,7 @@ rs_copy() {
 	ip=192.0.2.${to#n}
 	sum=rs.sum; [ "$from" = n2 ] && sum=rs.sum2
 	lab_bg "$to" rsrecv "LD_PRELOAD=$PRE $BIN recv $port /tmp/rs.out"
-	lab_wait_for "$to" "rdma res show cm_id | grep -qE ':$port( |\$)'" 30 || {
+	lab_wait_for "$to" "rdma res show cm_id | grep -q 'LISTEN.*:$port ' && sleep 1" 30 || {
 		echo "no rdma_cm listener on :$port (rsocket fell back to TCP?)"
 		lab_wait rsrecv; return 1; }
 	t0=$(date +%s.%N)
@@ -106,6 +106,7 @@ rs_copy() {
 		sleep 0.5; ss -tn | grep -q ':$port ' && echo 'TCP connection on :$port'; wait \$p")
 	rc=$?
 	echo "$out"
+	[ $rc -eq 0 ] || lab_run "$to" 'pkill -x sockcopy; true' >/dev/null
 	lab_wait rsrecv || rc=1
 	grep -q 'TCP connection' <<<"$out" && rc=1
 	printf '%-5s %-5s %s->%s %s MiB in %.2f s\n' "$dev" "$net" "$from" "$to" "$SIZE_MB" \

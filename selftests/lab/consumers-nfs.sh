@@ -24,6 +24,7 @@ check "n2: nfs server set up (nfsd, rpcrdma, rpcbind, mountd, export)" n2 'set -
 modprobe nfsd; modprobe rpcrdma
 mount -t tmpfs nfsstate /var/lib/nfs
 mkdir -p /var/lib/nfs/v4recovery /var/lib/nfs/sm /var/lib/nfs/sm.bak /var/lib/nfs/rpc_pipefs
+touch /var/lib/nfs/etab /var/lib/nfs/rmtab /var/lib/nfs/xtab
 mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
 mkdir -p /tmp/export && mount -t tmpfs -o size=256m export /tmp/export
 rpcbind

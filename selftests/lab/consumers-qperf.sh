@@ -41,7 +41,7 @@ qp_run() {
 	echo "$out"
 	printf '%-5s %-5s %-16s %s\n' "$1" "$2" "$3" \
 		"$(grep -E '(bw|latency|msg_rate) +=' <<<"$out" | sed 's/^ *//' | tr -s ' ' | paste -sd ';')" >>"$FIG"
-	[ $rc -eq 0 ] && grep -qE '(bw|latency) += [0-9.]+' <<<"$out"
+	[ $rc -eq 0 ] && grep -qE '(bw|latency) += +[0-9.]+' <<<"$out"
 }
 
 lab_bg n2 qperfd qperf

@@ -12,6 +12,15 @@
 # The transfer must not have gone over TCP (rspreload falls back to a
 # kernel socket when rdma_cm fails): no TCP socket on the port while it runs,
 # an rdma_cm id on the port in `rdma res show cm_id`.
+#
+# Known failure (2026-12-01, mrc0 only; rxe passes all four): in about half
+# the copies the receiver never returns from read(): it sits in
+# ibv_get_cq_event (ib_uverbs_event_read) after the sender exited 0 and the
+# QP went to ERR; once with all 8 MiB received (no EOF), once 34816 bytes
+# short (8353792 of 8388608, under loss 1%) although the sender's writes
+# had all completed. Receive completions (rsocket's WRITE_WITH_IMM data and
+# its disconnect message) or the flush of the posted receives on ERR do not
+# reach the CQ.
 # lab: long
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"

@@ -25,10 +25,15 @@
 
 #define METAROCE_MR_INDEX_MAX	((1U << 24) - 1)
 
+/*
+ * IB_ACCESS_MW_BIND: memory windows may be bound to the MR; applications
+ * pass it routinely (rxe accepts it too).
+ */
 #define METAROCE_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
 				   IB_ACCESS_REMOTE_WRITE | \
 				   IB_ACCESS_REMOTE_READ | \
-				   IB_ACCESS_REMOTE_ATOMIC)
+				   IB_ACCESS_REMOTE_ATOMIC | \
+				   IB_ACCESS_MW_BIND)
 
 static int metaroce_check_access(int access)
 {

@@ -1,0 +1,1117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * metaroce verbs conformance (issue 14), over one device with loopback QP
+ * pairs, the same binary against mrc0 and (reference) rxe0:
+ *  - mw_bind_mr: ibv_reg_mr with IBV_ACCESS_MW_BIND is accepted;
+ *  - query_device_ex answers;
+ *  - cq_ex: ibv_create_cq_ex with every wc flag the device can fill and a
+ *    completion channel; start_poll/next_poll/end_poll and every read_*
+ *    op checked on SEND_WITH_IMM, RDMA_WRITE_WITH_IMM and their send
+ *    completions; timestamps refused (EOPNOTSUPP) unless they work;
+ *  - qp_ex: ibv_create_qp_ex with send_ops_flags and the ibv_wr_* API for
+ *    SEND, SEND_WITH_IMM, RDMA_WRITE(_WITH_IMM), RDMA_READ, both atomics,
+ *    set_sge, set_sge_list, set_inline_data(_list), wr_abort, UD
+ *    set_ud_addr, every payload byte checked;
+ *  - mw: memory windows type 1 (ibv_bind_mw) and type 2 (wr_bind_mw,
+ *    IBV_WR_BIND_MW, LOCAL_INV, SEND_WITH_INV), remote WRITE/READ/atomic
+ *    through the window's rkey inside its bounds and rights and
+ *    IBV_WC_REM_ACCESS_ERR outside them.
+ *
+ *   cc -o conformance conformance.c -libverbs
+ *   conformance [-R] [-s SECTIONS] DEV
+ *
+ * -s runs only the comma-separated sections named (default: all).
+ * Prints "ok"/"FAIL" per check, "N checks, N failed" last; exit code 1 if
+ * any check failed.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+static int failures, checks;
+
+#define CHECK(cond, ...) do {						\
+	checks++;							\
+	if (cond) {							\
+		printf("ok    ");					\
+	} else {							\
+		printf("FAIL  ");					\
+		failures++;						\
+	}								\
+	printf(__VA_ARGS__);						\
+	printf("\n");							\
+} while (0)
+
+static struct ibv_context *ctx;
+static struct ibv_device_attr_ex dattr;
+static int gid_index = -1;
+static union ibv_gid gid;
+static const char *sections;
+static bool lenient;		/* -R */
+
+#define BUF_SZ	65536
+
+static bool want(const char *name)
+{
+	const char *p = sections;
+	size_t n = strlen(name);
+
+	if (!p)
+		return true;
+	while (*p) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		p++;
+	}
+	return false;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void find_ipv4_gid(void)
+{
+	struct ibv_port_attr pattr;
+	union ibv_gid g;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pattr))
+		return;
+	for (i = 0; i < pattr.gid_tbl_len && i < 64; i++) {
+		if (ibv_query_gid(ctx, 1, i, &g))
+			continue;
+		if (!memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+			gid_index = i;
+			gid = g;
+			return;
+		}
+	}
+}
+
+static uint8_t pat(uint32_t seed, uint32_t i)
+{
+	return (uint8_t)(seed * 73 + i * 7 + (i >> 8) + 1);
+}
+
+static void fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(seed, i);
+}
+
+/* Index of the first byte not matching the pattern, or -1. */
+static long bad_byte(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(seed, i))
+			return i;
+	return -1;
+}
+
+static int to_init(struct ibv_qp *qp, int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = access, .qkey = 0x11111111,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+static int rc_to_rtr(struct ibv_qp *qp, uint32_t dest, uint32_t psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = 4,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1, .port_num = 1,
+			.grh = { .dgid = gid, .sgid_index = gid_index,
+				 .hop_limit = 64 },
+		},
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+static int rc_to_rts(struct ibv_qp *qp, uint32_t psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .sq_psn = psn, .max_rd_atomic = 4,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int ud_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+
+	if (to_init(qp, 0) || ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static int connect_pair(struct ibv_qp *qa, struct ibv_qp *qb)
+{
+	int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		     IBV_ACCESS_REMOTE_ATOMIC;
+
+	return to_init(qa, access) || to_init(qb, access) ||
+	       rc_to_rtr(qa, qb->qp_num, 300) ||
+	       rc_to_rtr(qb, qa->qp_num, 400) ||
+	       rc_to_rts(qa, 400) || rc_to_rts(qb, 300);
+}
+
+/* One completion from a plain CQ within secs (1), or 0. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
+{
+	double end = now_s() + secs;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? 0 : 1;
+	} while (now_s() < end);
+	return 0;
+}
+
+static int post_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr,
+		     uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* ------------------------------------------------------- MR access */
+
+static void test_mw_bind_mr(struct ibv_pd *pd)
+{
+	static uint8_t buf[8192] __attribute__((aligned(4096)));
+	struct ibv_mr *mr;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	CHECK(mr, "reg_mr rw/atomic | MW_BIND (%s)",
+	      mr ? "ok" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_MW_BIND);
+	CHECK(mr, "reg_mr MW_BIND only (%s)", mr ? "ok" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED);
+	CHECK(mr || errno == EINVAL || errno == EOPNOTSUPP,
+	      "reg_mr MW_BIND | ZERO_BASED: a clear answer (%s)",
+	      mr ? "ok" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/* ----------------------------------------------------------- cq_ex */
+
+struct exwc {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t vendor_err, byte_len, qp_num, src_qp, slid;
+	unsigned int wc_flags;
+	uint32_t imm;		/* host order */
+	uint8_t sl, dlid_path_bits;
+};
+
+static void exwc_read(struct ibv_cq_ex *cq, struct exwc *w)
+{
+	w->wr_id = cq->wr_id;
+	w->status = cq->status;
+	w->opcode = ibv_wc_read_opcode(cq);
+	w->vendor_err = ibv_wc_read_vendor_err(cq);
+	w->byte_len = ibv_wc_read_byte_len(cq);
+	w->wc_flags = ibv_wc_read_wc_flags(cq);
+	w->imm = (w->wc_flags & IBV_WC_WITH_IMM) ?
+		 ntohl(ibv_wc_read_imm_data(cq)) :
+		 (w->wc_flags & IBV_WC_WITH_INV) ?
+		 ibv_wc_read_invalidated_rkey(cq) : 0;
+	w->qp_num = ibv_wc_read_qp_num(cq);
+	w->src_qp = ibv_wc_read_src_qp(cq);
+	w->slid = ibv_wc_read_slid(cq);
+	w->sl = ibv_wc_read_sl(cq);
+	w->dlid_path_bits = ibv_wc_read_dlid_path_bits(cq);
+}
+
+/* Poll up to max completions through start/next/end_poll, within secs. */
+static int poll_ex(struct ibv_cq_ex *cq, struct exwc *w, int max,
+		   double secs)
+{
+	struct ibv_poll_cq_attr pa = {};
+	double end = now_s() + secs;
+	int n = 0, ret;
+
+	while (n < max && now_s() < end) {
+		ret = ibv_start_poll(cq, &pa);
+		if (ret == ENOENT)
+			continue;
+		if (ret)
+			return n;
+		do {
+			exwc_read(cq, &w[n++]);
+		} while (n < max && !ibv_next_poll(cq));
+		/* next_poll returned ENOENT or we stopped: end the poll */
+		ibv_end_poll(cq);
+	}
+	return n;
+}
+
+static const uint64_t exflags = IBV_WC_EX_WITH_BYTE_LEN |
+	IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+	IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+	IBV_WC_EX_WITH_DLID_PATH_BITS;
+
+static void test_cq_ex(struct ibv_pd *pd)
+{
+	static uint8_t src[BUF_SZ] __attribute__((aligned(4096)));
+	static uint8_t dst[BUF_SZ] __attribute__((aligned(4096)));
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64, .wc_flags = exflags,
+	};
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 2 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_comp_channel *ch;
+	struct ibv_mr *smr = NULL, *dmr = NULL;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_cq_ex *cq, *bcq;
+	struct ibv_cq *evcq;
+	struct pollfd pfd;
+	struct exwc w[8];
+	struct ibv_sge sge;
+	void *evctx;
+	int n, i, ret;
+	bool ok;
+
+	/* An honest device refuses what it cannot fill. */
+	ca.wc_flags = exflags | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	bcq = ibv_create_cq_ex(ctx, &ca);
+	if (bcq) {
+		CHECK(1, "create_cq_ex with COMPLETION_TIMESTAMP accepted");
+		ibv_destroy_cq(ibv_cq_ex_to_cq(bcq));
+	} else {
+		CHECK(errno == EOPNOTSUPP,
+		      "create_cq_ex with COMPLETION_TIMESTAMP -> EOPNOTSUPP (%s)",
+		      strerror(errno));
+	}
+	ca.wc_flags = exflags;
+	ca.cqe = dattr.orig_attr.max_cqe + 1;
+	bcq = ibv_create_cq_ex(ctx, &ca);
+	CHECK(!bcq, "create_cq_ex cqe > max_cqe fails (%s)",
+	      bcq ? "success" : strerror(errno));
+	if (bcq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(bcq));
+	ca.cqe = 64;
+
+	ch = ibv_create_comp_channel(ctx);
+	CHECK(ch, "create_comp_channel");
+	if (!ch)
+		return;
+	ca.channel = ch;
+	cq = ibv_create_cq_ex(ctx, &ca);
+	CHECK(cq, "create_cq_ex 64, every wc flag but timestamps, channel (%s)",
+	      cq ? "ok" : strerror(errno));
+	if (!cq)
+		goto out_ch;
+	CHECK(ibv_start_poll(cq, &pa) == ENOENT, "start_poll on empty -> ENOENT");
+
+	ia.send_cq = ibv_cq_ex_to_cq(cq);
+	ia.recv_cq = ibv_cq_ex_to_cq(cq);
+	qa = ibv_create_qp(pd, &ia);
+	qb = ibv_create_qp(pd, &ia);
+	smr = ibv_reg_mr(pd, src, BUF_SZ, IBV_ACCESS_LOCAL_WRITE);
+	dmr = ibv_reg_mr(pd, dst, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	CHECK(qa && qb && smr && dmr, "cq_ex: RC pair and MRs");
+	if (!qa || !qb || !smr || !dmr)
+		goto out;
+	CHECK(!connect_pair(qa, qb), "cq_ex: loopback pair to RTS");
+
+	/* SEND_WITH_IMM 3000 bytes, qa -> qb, with a notification. */
+	fill(src, 3000, 11);
+	memset(dst, 0, BUF_SZ);
+	CHECK(!ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0), "req_notify_cq");
+	CHECK(!post_recv(qb, 0xb0, dst, 4096, dmr->lkey), "post_recv");
+	sge = (struct ibv_sge){ (uintptr_t)src, 3000, smr->lkey };
+	wr.wr_id = 0xa0;
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.imm_data = htonl(0x12345678);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	CHECK(!ibv_post_send(qa, &wr, &bad), "post SEND_WITH_IMM");
+
+	pfd.fd = ch->fd;
+	pfd.events = POLLIN;
+	ret = poll(&pfd, 1, 10000);
+	CHECK(ret == 1, "completion channel fd readable");
+	ret = ibv_get_cq_event(ch, &evcq, &evctx);
+	CHECK(!ret && evcq == ibv_cq_ex_to_cq(cq), "get_cq_event: our cq_ex");
+	if (!ret)
+		ibv_ack_cq_events(evcq, 1);
+
+	n = poll_ex(cq, w, 2, 10);
+	CHECK(n == 2, "start/next/end_poll: 2 completions (%d)", n);
+	for (i = 0; i < n; i++) {
+		if (w[i].wr_id == 0xa0) {
+			CHECK(w[i].status == IBV_WC_SUCCESS &&
+			      w[i].opcode == IBV_WC_SEND &&
+			      w[i].qp_num == qa->qp_num,
+			      "send: status %s opcode %d qp_num %u",
+			      ibv_wc_status_str(w[i].status), w[i].opcode,
+			      w[i].qp_num);
+		} else {
+			CHECK(w[i].wr_id == 0xb0 &&
+			      w[i].status == IBV_WC_SUCCESS &&
+			      w[i].opcode == IBV_WC_RECV &&
+			      w[i].byte_len == 3000 &&
+			      (w[i].wc_flags & IBV_WC_WITH_IMM) &&
+			      w[i].imm == 0x12345678 &&
+			      w[i].qp_num == qb->qp_num &&
+			      w[i].vendor_err == 0,
+			      "recv: wr_id %#lx %s opcode %d len %u flags %#x imm %#x qp %u src %u verr %u slid %u sl %u dlid_pb %u",
+			      (unsigned long)w[i].wr_id,
+			      ibv_wc_status_str(w[i].status), w[i].opcode,
+			      w[i].byte_len, w[i].wc_flags, w[i].imm,
+			      w[i].qp_num, w[i].src_qp, w[i].vendor_err,
+			      w[i].slid, w[i].sl, w[i].dlid_path_bits);
+		}
+	}
+	CHECK(bad_byte(dst, 3000, 11) < 0, "SEND_WITH_IMM payload");
+
+	/* Three RDMA_WRITE_WITH_IMM: next_poll walks all of them. */
+	for (i = 0; i < 3; i++)
+		CHECK(!post_recv(qb, 0xc0 + i, NULL, 0, dmr->lkey),
+		      "post_recv %d (no SGE)", i);
+	fill(src, 1000, 12);
+	sge.length = 1000;
+	for (i = 0; i < 3; i++) {
+		wr.wr_id = 0xd0 + i;
+		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = htonl(0xabc0 + i);
+		wr.wr.rdma.remote_addr = (uintptr_t)dst + 1000 * i;
+		wr.wr.rdma.rkey = dmr->rkey;
+		CHECK(!ibv_post_send(qa, &wr, &bad), "post WRITE_WITH_IMM %d",
+		      i);
+	}
+	n = poll_ex(cq, w, 6, 10);
+	CHECK(n == 6, "6 completions (%d)", n);
+	ok = true;
+	for (i = 0; i < n; i++) {
+		if (w[i].wr_id >= 0xd0) {
+			ok &= w[i].status == IBV_WC_SUCCESS &&
+			      w[i].opcode == IBV_WC_RDMA_WRITE;
+		} else {
+			ok &= w[i].status == IBV_WC_SUCCESS &&
+			      w[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+			      w[i].byte_len == 1000 &&
+			      (w[i].wc_flags & IBV_WC_WITH_IMM) &&
+			      w[i].imm == 0xabc0 + (w[i].wr_id - 0xc0) &&
+			      w[i].qp_num == qb->qp_num;
+		}
+	}
+	CHECK(ok, "WRITE_WITH_IMM completions: opcodes, imm, byte_len");
+	ok = true;
+	for (i = 0; i < 3; i++)
+		ok &= bad_byte(dst + 1000 * i, 1000, 12) < 0;
+	CHECK(ok, "WRITE_WITH_IMM payloads");
+	CHECK(ibv_start_poll(cq, &pa) == ENOENT, "drained: start_poll -> ENOENT");
+
+out:
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (dmr)
+		ibv_dereg_mr(dmr);
+	CHECK(!ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), "destroy cq_ex");
+out_ch:
+	CHECK(!ibv_destroy_comp_channel(ch), "destroy_comp_channel");
+}
+
+/* ----------------------------------------------------------- qp_ex */
+
+static const uint64_t rc_ops = IBV_QP_EX_WITH_RDMA_WRITE |
+	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
+	IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+	IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+
+static struct ibv_qp *make_qp_ex(struct ibv_pd *pd, struct ibv_cq *cq,
+				 enum ibv_qp_type type, uint64_t ops)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
+			 .max_send_sge = 4, .max_recv_sge = 4,
+			 .max_inline_data = 128 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd, .send_ops_flags = ops,
+	};
+
+	return ibv_create_qp_ex(ctx, &ia);
+}
+
+/* Wait for n completions on cq; all must succeed; wr_ids into ids. */
+static int wait_ok(struct ibv_cq *cq, int n, uint64_t *ids,
+		   enum ibv_wc_opcode *ops, uint32_t *lens)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!poll_one(cq, &wc, 10))
+			return i;
+		if (wc.status != IBV_WC_SUCCESS) {
+			printf("#     wr_id %#lx: %s\n", (unsigned long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+			return i;
+		}
+		if (ids)
+			ids[i] = wc.wr_id;
+		if (ops)
+			ops[i] = wc.opcode;
+		if (lens)
+			lens[i] = wc.byte_len;
+	}
+	return n;
+}
+
+static void test_qp_ex(struct ibv_pd *pd)
+{
+	static uint8_t src[BUF_SZ] __attribute__((aligned(4096)));
+	static uint8_t dst[BUF_SZ] __attribute__((aligned(4096)));
+	static uint64_t atom[2] __attribute__((aligned(64)));
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *smr = NULL, *dmr = NULL, *amr = NULL;
+	struct ibv_qp_ex *x;
+	struct ibv_sge sl[3];
+	struct ibv_data_buf db[3];
+	enum ibv_wc_opcode ops[8];
+	uint64_t ids[8];
+	uint32_t lens[8];
+	struct ibv_cq *cq;
+	int n, i;
+	bool ok;
+
+	cq = ibv_create_cq(ctx, 128, NULL, NULL, 0);
+	CHECK(cq, "qp_ex: create_cq");
+	if (!cq)
+		return;
+	qa = make_qp_ex(pd, cq, IBV_QPT_RC, rc_ops);
+	CHECK(qa, "create_qp_ex RC with send_ops_flags (%s)",
+	      qa ? "ok" : strerror(errno));
+	qb = make_qp_ex(pd, cq, IBV_QPT_RC, rc_ops);
+	if (!qa || !qb)
+		goto out;
+	x = ibv_qp_to_qp_ex(qa);
+	CHECK(x, "ibv_qp_to_qp_ex");
+	if (!x)
+		goto out;
+	smr = ibv_reg_mr(pd, src, BUF_SZ, IBV_ACCESS_LOCAL_WRITE);
+	dmr = ibv_reg_mr(pd, dst, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	amr = ibv_reg_mr(pd, atom, sizeof(atom), IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_ATOMIC);
+	CHECK(smr && dmr && amr, "qp_ex: MRs");
+	if (!smr || !dmr || !amr)
+		goto out;
+	CHECK(!connect_pair(qa, qb), "qp_ex: loopback pair to RTS");
+
+	/* SEND (set_sge), SEND_WITH_IMM (set_sge_list): one batch. */
+	memset(dst, 0, BUF_SZ);
+	fill(src, 4096, 21);
+	CHECK(!post_recv(qb, 1, dst, 4096, dmr->lkey) &&
+	      !post_recv(qb, 2, dst + 4096, 4096, dmr->lkey),
+	      "qp_ex: 2 receives");
+	ibv_wr_start(x);
+	x->wr_id = 0x100;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, smr->lkey, (uintptr_t)src, 2000);
+	x->wr_id = 0x101;
+	ibv_wr_send_imm(x, htonl(0x5151));
+	sl[0] = (struct ibv_sge){ (uintptr_t)src, 100, smr->lkey };
+	sl[1] = (struct ibv_sge){ (uintptr_t)src + 100, 1000, smr->lkey };
+	sl[2] = (struct ibv_sge){ (uintptr_t)src + 1100, 2996, smr->lkey };
+	ibv_wr_set_sge_list(x, 3, sl);
+	CHECK(!ibv_wr_complete(x), "wr_complete SEND + SEND_WITH_IMM");
+	n = wait_ok(cq, 4, ids, ops, lens);
+	CHECK(n == 4, "4 good completions (%d)", n);
+	CHECK(bad_byte(dst, 2000, 21) < 0 && dst[2000] == 0,
+	      "wr_send/set_sge payload");
+	CHECK(bad_byte(dst + 4096, 4096, 21) < 0,
+	      "wr_send_imm/set_sge_list payload");
+
+	/* RDMA_WRITE with inline data (two buffers), WRITE_WITH_IMM. */
+	CHECK(!post_recv(qb, 3, NULL, 0, 0), "qp_ex: receive for the imm");
+	memset(dst, 0, BUF_SZ);
+	fill(src, 128, 22);
+	ibv_wr_start(x);
+	x->wr_id = 0x200;
+	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ibv_wr_rdma_write(x, dmr->rkey, (uintptr_t)dst + 8);
+	db[0] = (struct ibv_data_buf){ src, 50 };
+	db[1] = (struct ibv_data_buf){ src + 50, 78 };
+	ibv_wr_set_inline_data_list(x, 2, db);
+	x->wr_id = 0x201;
+	ibv_wr_rdma_write(x, dmr->rkey, (uintptr_t)dst + 1000);
+	ibv_wr_set_inline_data(x, src, 100);
+	x->wr_id = 0x202;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	fill(src + 4096, 3000, 23);
+	ibv_wr_rdma_write_imm(x, dmr->rkey, (uintptr_t)dst + 8192,
+			      htonl(0x7777));
+	ibv_wr_set_sge(x, smr->lkey, (uintptr_t)src + 4096, 3000);
+	CHECK(!ibv_wr_complete(x), "wr_complete WRITE inline x2 + WRITE_IMM");
+	n = wait_ok(cq, 4, ids, ops, lens);
+	CHECK(n == 4, "4 good completions (%d)", n);
+	ok = false;
+	for (i = 0; i < n; i++)
+		if (ids[i] == 3)
+			ok = ops[i] == IBV_WC_RECV_RDMA_WITH_IMM &&
+			     lens[i] == 3000;
+	CHECK(ok, "receive completion of WRITE_WITH_IMM (len 3000)");
+	CHECK(bad_byte(dst + 8, 128, 22) < 0 && !dst[7] && !dst[136],
+	      "set_inline_data_list payload");
+	CHECK(bad_byte(dst + 1000, 100, 22) < 0 && !dst[1100],
+	      "set_inline_data payload");
+	CHECK(bad_byte(dst + 8192, 3000, 23) < 0, "wr_rdma_write_imm payload");
+
+	/* RDMA_READ back into src. */
+	fill(dst + 16384, 5000, 24);
+	memset(src, 0, BUF_SZ);
+	ibv_wr_start(x);
+	x->wr_id = 0x300;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(x, dmr->rkey, (uintptr_t)dst + 16384);
+	ibv_wr_set_sge(x, smr->lkey, (uintptr_t)src + 1, 5000);
+	CHECK(!ibv_wr_complete(x), "wr_complete RDMA_READ");
+	n = wait_ok(cq, 1, ids, ops, lens);
+	CHECK(n == 1 && ops[0] == IBV_WC_RDMA_READ && ids[0] == 0x300,
+	      "RDMA_READ completion");
+	CHECK(bad_byte(src + 1, 5000, 24) < 0 && !src[0] && !src[5001],
+	      "wr_rdma_read payload");
+
+	/* Atomics. */
+	atom[0] = 100;
+	atom[1] = 7;
+	ibv_wr_start(x);
+	x->wr_id = 0x400;
+	ibv_wr_atomic_cmp_swp(x, amr->rkey, (uintptr_t)&atom[0], 100, 555);
+	ibv_wr_set_sge(x, smr->lkey, (uintptr_t)src, 8);
+	x->wr_id = 0x401;
+	ibv_wr_atomic_fetch_add(x, amr->rkey, (uintptr_t)&atom[1], 5);
+	ibv_wr_set_sge(x, smr->lkey, (uintptr_t)src + 8, 8);
+	CHECK(!ibv_wr_complete(x), "wr_complete CMP_SWP + FETCH_ADD");
+	n = wait_ok(cq, 2, ids, ops, NULL);
+	CHECK(n == 2, "2 atomic completions");
+	CHECK(atom[0] == 555 && atom[1] == 12, "atomic targets (%lu, %lu)",
+	      (unsigned long)atom[0], (unsigned long)atom[1]);
+	CHECK(((uint64_t *)src)[0] == 100 && ((uint64_t *)src)[1] == 7,
+	      "atomic originals returned");
+
+	/* wr_abort: nothing is posted. */
+	ibv_wr_start(x);
+	x->wr_id = 0x500;
+	ibv_wr_rdma_write(x, dmr->rkey, (uintptr_t)dst);
+	ibv_wr_set_sge(x, smr->lkey, (uintptr_t)src, 10);
+	ibv_wr_abort(x);
+	{
+		struct ibv_wc wc;
+
+		CHECK(!poll_one(cq, &wc, 0.5), "wr_abort: no completion");
+	}
+	/* and the QP still works. */
+	ibv_wr_start(x);
+	x->wr_id = 0x501;
+	ibv_wr_rdma_write(x, dmr->rkey, (uintptr_t)dst);
+	ibv_wr_set_sge(x, smr->lkey, (uintptr_t)src, 10);
+	CHECK(!ibv_wr_complete(x), "wr_complete after abort");
+	n = wait_ok(cq, 1, ids, NULL, NULL);
+	CHECK(n == 1 && ids[0] == 0x501, "completion after abort is the new WR");
+
+out:
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (dmr)
+		ibv_dereg_mr(dmr);
+	if (amr)
+		ibv_dereg_mr(amr);
+	ibv_destroy_cq(cq);
+}
+
+static void test_qp_ex_ud(struct ibv_pd *pd)
+{
+	static uint8_t src[BUF_SZ] __attribute__((aligned(4096)));
+	static uint8_t dst[BUF_SZ] __attribute__((aligned(4096)));
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index,
+			 .hop_limit = 64 },
+	};
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *smr = NULL, *dmr = NULL;
+	struct ibv_ah *ah = NULL;
+	struct ibv_qp_ex *x;
+	struct ibv_wc wc;
+	struct ibv_cq *cq;
+	int got = 0;
+	bool rok = false;
+
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!cq)
+		return;
+	qa = make_qp_ex(pd, cq, IBV_QPT_UD, IBV_QP_EX_WITH_SEND |
+			IBV_QP_EX_WITH_SEND_WITH_IMM);
+	qb = make_qp_ex(pd, cq, IBV_QPT_UD, IBV_QP_EX_WITH_SEND);
+	CHECK(qa && qb, "create_qp_ex UD x2 (%s)",
+	      qa && qb ? "ok" : strerror(errno));
+	smr = ibv_reg_mr(pd, src, BUF_SZ, IBV_ACCESS_LOCAL_WRITE);
+	dmr = ibv_reg_mr(pd, dst, BUF_SZ, IBV_ACCESS_LOCAL_WRITE);
+	ah = ibv_create_ah(pd, &aa);
+	if (!qa || !qb || !smr || !dmr || !ah)
+		goto out;
+	CHECK(!ud_to_rts(qa) && !ud_to_rts(qb), "UD QPs to RTS");
+	memset(dst, 0, BUF_SZ);
+	fill(src, 700, 31);
+	CHECK(!post_recv(qb, 9, dst, 40 + 1024, dmr->lkey), "UD receive");
+	x = ibv_qp_to_qp_ex(qa);
+	ibv_wr_start(x);
+	x->wr_id = 0x600;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_imm(x, htonl(0xcafe));
+	ibv_wr_set_ud_addr(x, ah, qb->qp_num, 0x11111111);
+	ibv_wr_set_sge(x, smr->lkey, (uintptr_t)src, 700);
+	CHECK(!ibv_wr_complete(x), "wr_complete UD SEND_WITH_IMM");
+	while (got < 2 && poll_one(cq, &wc, 10)) {
+		got++;
+		if (wc.wr_id == 9)
+			rok = wc.status == IBV_WC_SUCCESS &&
+			      wc.byte_len == 740 &&
+			      (wc.wc_flags & IBV_WC_GRH) &&
+			      (wc.wc_flags & IBV_WC_WITH_IMM) &&
+			      ntohl(wc.imm_data) == 0xcafe &&
+			      wc.src_qp == qa->qp_num;
+		else if (wc.status != IBV_WC_SUCCESS)
+			printf("#     send: %s\n", ibv_wc_status_str(wc.status));
+	}
+	CHECK(got == 2 && rok, "UD: send and receive (GRH, imm, src_qp)");
+	CHECK(bad_byte(dst + 40, 700, 31) < 0, "UD set_ud_addr payload");
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (dmr)
+		ibv_dereg_mr(dmr);
+	ibv_destroy_cq(cq);
+}
+
+/* --------------------------------------------------------------- MW */
+
+/* Post one WRITE/READ/atomic with rkey at addr; return its status. */
+static int remote_op(struct ibv_qp *qp, struct ibv_cq *cq,
+		     enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr,
+		     void *local, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)local, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x77, .sg_list = &sge, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = addr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = addr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	if (ibv_post_send(qp, &wr, &bad))
+		return -1;
+	if (!poll_one(cq, &wc, 10))
+		return -2;
+	return wc.status;
+}
+
+/* A fresh connected pair (after an error moved one to ERR). */
+static bool mw_pair(struct ibv_pd *pd, struct ibv_cq *cq, struct ibv_qp **qa,
+		    struct ibv_qp **qb)
+{
+	if (*qa)
+		ibv_destroy_qp(*qa);
+	if (*qb)
+		ibv_destroy_qp(*qb);
+	*qa = make_qp_ex(pd, cq, IBV_QPT_RC, rc_ops | IBV_QP_EX_WITH_BIND_MW |
+			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV);
+	*qb = make_qp_ex(pd, cq, IBV_QPT_RC, rc_ops | IBV_QP_EX_WITH_BIND_MW |
+			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV);
+	return *qa && *qb && !connect_pair(*qa, *qb);
+}
+
+static void drain(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+
+	while (poll_one(cq, &wc, 0.2))
+		;
+}
+
+static const char *st(int s)
+{
+	static char b[32];
+
+	if (s >= 0)
+		return ibv_wc_status_str(s);
+	snprintf(b, sizeof(b), "%s", s == -1 ? "post failed" : "no completion");
+	return b;
+}
+
+static void test_mw(struct ibv_pd *pd)
+{
+	static uint8_t buf[BUF_SZ] __attribute__((aligned(4096)));
+	static uint8_t loc[BUF_SZ] __attribute__((aligned(4096)));
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *mr = NULL, *lmr = NULL, *nobind = NULL;
+	struct ibv_mw *mw1 = NULL, *mw2 = NULL;
+	struct ibv_mw_bind bind = {};
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_qp_ex *x;
+	struct ibv_wc wc;
+	struct ibv_cq *cq;
+	uint32_t rkey2;
+	int s;
+
+	CHECK(dattr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW &&
+	      dattr.device_cap_flags_ex & (IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+					   IBV_DEVICE_MEM_WINDOW_TYPE_2A),
+	      "device caps: MEM_WINDOW, type 2");
+	cq = ibv_create_cq(ctx, 128, NULL, NULL, 0);
+	if (!cq)
+		return;
+	mr = ibv_reg_mr(pd, buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	lmr = ibv_reg_mr(pd, loc, BUF_SZ, IBV_ACCESS_LOCAL_WRITE);
+	nobind = ibv_reg_mr(pd, loc, 4096, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr && lmr && nobind, "mw: MRs (%s)", mr ? "ok" : strerror(errno));
+	if (!mr || !lmr || !nobind)
+		goto out;
+	CHECK(mw_pair(pd, cq, &qa, &qb), "mw: loopback pair");
+	if (!qa || !qb)
+		goto out;
+
+	mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	CHECK(mw1, "alloc_mw type 1 (%s)", mw1 ? "ok" : strerror(errno));
+	mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	CHECK(mw2, "alloc_mw type 2 (%s)", mw2 ? "ok" : strerror(errno));
+	if (!mw1 || !mw2)
+		goto out;
+
+	/* Type 1: ibv_bind_mw on qa (the window is used by qa's peer qb). */
+	bind.wr_id = 0x800;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = mr;
+	bind.bind_info.addr = (uintptr_t)buf + 4096;
+	bind.bind_info.length = 8192;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					 IBV_ACCESS_REMOTE_READ;
+	s = ibv_bind_mw(qb, mw1, &bind);
+	CHECK(!s, "bind_mw type 1 (%s)", strerror(s));
+	CHECK(poll_one(cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 0x800,
+	      "bind_mw completion (%s, opcode %d)", st(wc.status), wc.opcode);
+	CHECK(mw1->rkey != mr->rkey, "type 1 rkey %#x (mr %#x)", mw1->rkey,
+	      mr->rkey);
+	memset(buf, 0, BUF_SZ);
+	fill(loc, 8192, 41);
+	s = remote_op(qa, cq, IBV_WR_RDMA_WRITE, mw1->rkey,
+		      (uintptr_t)buf + 4096, loc, 8192, lmr->lkey);
+	CHECK(s == IBV_WC_SUCCESS, "WRITE through type-1 window (%s)", st(s));
+	CHECK(bad_byte(buf + 4096, 8192, 41) < 0 && !buf[4095] &&
+	      !buf[4096 + 8192], "window WRITE payload");
+	memset(loc, 0, 100);
+	s = remote_op(qa, cq, IBV_WR_RDMA_READ, mw1->rkey,
+		      (uintptr_t)buf + 4096 + 8000, loc, 192, lmr->lkey);
+	CHECK(s == IBV_WC_SUCCESS && !memcmp(loc, buf + 4096 + 8000, 192),
+	      "READ through type-1 window at its end (%s)", st(s));
+	s = remote_op(qa, cq, IBV_WR_RDMA_WRITE, mw1->rkey,
+		      (uintptr_t)buf + 4096 + 8000, loc, 193, lmr->lkey);
+	CHECK(s == IBV_WC_REM_ACCESS_ERR, "WRITE one byte past the window -> REM_ACCESS_ERR (%s)",
+	      st(s));
+	CHECK(!buf[4096 + 8192], "nothing written past the window");
+	drain(cq);
+	CHECK(mw_pair(pd, cq, &qa, &qb), "mw: fresh pair");
+	s = remote_op(qa, cq, IBV_WR_RDMA_WRITE, mw1->rkey,
+		      (uintptr_t)buf + 4095, loc, 2, lmr->lkey);
+	CHECK(s == IBV_WC_REM_ACCESS_ERR, "WRITE one byte before -> REM_ACCESS_ERR (%s)", st(s));
+	drain(cq);
+	CHECK(mw_pair(pd, cq, &qa, &qb), "mw: fresh pair");
+	s = remote_op(qa, cq, IBV_WR_ATOMIC_FETCH_AND_ADD, mw1->rkey,
+		      (uintptr_t)buf + 4096, loc, 8, lmr->lkey);
+	CHECK(s == IBV_WC_REM_ACCESS_ERR, "atomic without window ATOMIC right -> REM_ACCESS_ERR (%s)",
+	      st(s));
+	drain(cq);
+	CHECK(mw_pair(pd, cq, &qa, &qb), "mw: fresh pair");
+
+	/* Binding a window to an MR without MW_BIND fails. */
+	bind.bind_info.mr = nobind;
+	bind.bind_info.addr = (uintptr_t)loc;
+	bind.bind_info.length = 4096;
+	s = ibv_bind_mw(qb, mw1, &bind);
+	if (!s) {
+		CHECK(poll_one(cq, &wc, 10) && wc.status != IBV_WC_SUCCESS,
+		      "bind to an MR without MW_BIND fails (%s)",
+		      st(wc.status));
+		drain(cq);
+		CHECK(mw_pair(pd, cq, &qa, &qb), "mw: fresh pair");
+	} else {
+		CHECK(1, "bind to an MR without MW_BIND refused (%s)",
+		      strerror(s));
+	}
+
+	/* Unbind (length 0): the old rkey no longer works. */
+	bind.bind_info.mr = mr;
+	bind.bind_info.addr = (uintptr_t)buf;
+	bind.bind_info.length = 0;
+	bind.wr_id = 0x801;
+	s = ibv_bind_mw(qb, mw1, &bind);
+	CHECK(!s && poll_one(cq, &wc, 10) && wc.status == IBV_WC_SUCCESS,
+	      "unbind type 1 (length 0)");
+	s = remote_op(qa, cq, IBV_WR_RDMA_WRITE, mw1->rkey,
+		      (uintptr_t)buf + 4096, loc, 8, lmr->lkey);
+	CHECK(s == IBV_WC_REM_ACCESS_ERR, "WRITE through unbound window -> REM_ACCESS_ERR (%s)", st(s));
+	drain(cq);
+	CHECK(mw_pair(pd, cq, &qa, &qb), "mw: fresh pair");
+
+	/* Type 2: IBV_WR_BIND_MW via post_send, new key from inc_rkey. */
+	rkey2 = ibv_inc_rkey(mw2->rkey);
+	wr.wr_id = 0x900;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = rkey2;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)buf + 16384;
+	wr.bind_mw.bind_info.length = 64;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_ATOMIC |
+					       IBV_ACCESS_REMOTE_READ;
+	s = ibv_post_send(qb, &wr, &bad);
+	CHECK(!s, "post IBV_WR_BIND_MW type 2 (%s)", strerror(s));
+	CHECK(!s && poll_one(cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_BIND_MW, "type-2 bind completion (%s)",
+	      st(wc.status));
+	mw2->rkey = rkey2;
+	*(uint64_t *)(buf + 16384 + 8) = 40;
+	s = remote_op(qa, cq, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey2,
+		      (uintptr_t)buf + 16384 + 8, loc, 8, lmr->lkey);
+	CHECK(s == IBV_WC_SUCCESS && *(uint64_t *)(buf + 16384 + 8) == 41 &&
+	      *(uint64_t *)loc == 40, "FETCH_ADD through type-2 window (%s)",
+	      st(s));
+	s = remote_op(qa, cq, IBV_WR_RDMA_READ, rkey2,
+		      (uintptr_t)buf + 16384 + 56, loc, 8, lmr->lkey);
+	CHECK(s == IBV_WC_SUCCESS && !memcmp(loc, buf + 16384 + 56, 8),
+	      "READ of the last 8 bytes of the type-2 window (%s)", st(s));
+	CHECK(ibv_dereg_mr(mr) != 0,
+	      "dereg_mr of an MR with a bound window refused");
+	s = remote_op(qa, cq, IBV_WR_RDMA_WRITE, rkey2,
+		      (uintptr_t)buf + 16384, loc, 8, lmr->lkey);
+	CHECK(s == IBV_WC_REM_ACCESS_ERR, "WRITE without window WRITE right -> REM_ACCESS_ERR (%s)", st(s));
+	drain(cq);
+	CHECK(mw_pair(pd, cq, &qa, &qb), "mw: fresh pair");
+
+	/* LOCAL_INV of the type-2 window (wr_local_inv). */
+	x = ibv_qp_to_qp_ex(qb);
+	ibv_wr_start(x);
+	x->wr_id = 0x901;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(x, rkey2);
+	CHECK(!ibv_wr_complete(x), "wr_local_inv");
+	CHECK(poll_one(cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_LOCAL_INV, "LOCAL_INV completion (%s)",
+	      st(wc.status));
+	s = remote_op(qa, cq, IBV_WR_RDMA_READ, rkey2,
+		      (uintptr_t)buf + 16384, loc, 8, lmr->lkey);
+	CHECK(s == IBV_WC_REM_ACCESS_ERR, "READ through invalidated window -> REM_ACCESS_ERR (%s)", st(s));
+	drain(cq);
+	CHECK(mw_pair(pd, cq, &qa, &qb), "mw: fresh pair");
+
+	/* Re-bind with wr_bind_mw, then SEND_WITH_INV from the peer. */
+	rkey2 = ibv_inc_rkey(rkey2);
+	x = ibv_qp_to_qp_ex(qb);
+	ibv_wr_start(x);
+	x->wr_id = 0x902;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = mr;
+	bind.bind_info.addr = (uintptr_t)buf;
+	bind.bind_info.length = 4096;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ibv_wr_bind_mw(x, mw2, rkey2, &bind.bind_info);
+	CHECK(!ibv_wr_complete(x), "wr_bind_mw");
+	CHECK(poll_one(cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_BIND_MW, "wr_bind_mw completion (%s)",
+	      st(wc.status));
+	fill(loc, 16, 42);
+	s = remote_op(qa, cq, IBV_WR_RDMA_WRITE, rkey2, (uintptr_t)buf + 100,
+		      loc, 16, lmr->lkey);
+	CHECK(s == IBV_WC_SUCCESS && bad_byte(buf + 100, 16, 42) < 0,
+	      "WRITE through re-bound window (%s)", st(s));
+	CHECK(!post_recv(qb, 0x903, loc + 8192, 64, lmr->lkey), "receive");
+	x = ibv_qp_to_qp_ex(qa);
+	ibv_wr_start(x);
+	x->wr_id = 0x904;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(x, rkey2);
+	ibv_wr_set_sge(x, lmr->lkey, (uintptr_t)loc, 16);
+	CHECK(!ibv_wr_complete(x), "wr_send_inv");
+	{
+		bool rok = false;
+		int got = 0;
+
+		while (got < 2 && poll_one(cq, &wc, 10)) {
+			got++;
+			if (wc.wr_id == 0x903)
+				rok = wc.status == IBV_WC_SUCCESS &&
+				      (wc.wc_flags & IBV_WC_WITH_INV) &&
+				      wc.invalidated_rkey == rkey2;
+		}
+		CHECK(got == 2 && rok, "SEND_WITH_INV: receive has WITH_INV and the rkey");
+	}
+	s = remote_op(qa, cq, IBV_WR_RDMA_WRITE, rkey2, (uintptr_t)buf + 100,
+		      loc, 16, lmr->lkey);
+	CHECK(s == IBV_WC_REM_ACCESS_ERR, "WRITE after SEND_WITH_INV -> REM_ACCESS_ERR (%s)", st(s));
+	drain(cq);
+
+	CHECK(!ibv_dealloc_mw(mw1), "dealloc_mw type 1");
+	mw1 = NULL;
+	CHECK(!ibv_dealloc_mw(mw2), "dealloc_mw type 2");
+	mw2 = NULL;
+out:
+	if (mw1)
+		ibv_dealloc_mw(mw1);
+	if (mw2)
+		ibv_dealloc_mw(mw2);
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (mr)
+		CHECK(!ibv_dereg_mr(mr), "dereg_mr once its windows are gone");
+	if (lmr)
+		ibv_dereg_mr(lmr);
+	if (nobind)
+		ibv_dereg_mr(nobind);
+	ibv_destroy_cq(cq);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	const char *name = NULL;
+	struct ibv_pd *pd;
+	int i, n, opt;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((opt = getopt(argc, argv, "Rs:")) != -1) {
+		if (opt == 'R')
+			lenient = true;
+		else if (opt == 's')
+			sections = optarg;
+		else
+			return 2;
+	}
+	name = optind < argc ? argv[optind] : "mrc0";
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	CHECK(ctx, "open %s", name);
+	if (!ctx)
+		return 1;
+	CHECK(!ibv_query_device_ex(ctx, NULL, &dattr), "query_device_ex");
+	find_ipv4_gid();
+	CHECK(gid_index >= 0, "IPv4 GID at index %d", gid_index);
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd, "alloc_pd");
+	if (!pd || gid_index < 0)
+		return 1;
+
+	if (want("mw_bind_mr"))
+		test_mw_bind_mr(pd);
+	if (want("cq_ex"))
+		test_cq_ex(pd);
+	if (want("qp_ex")) {
+		test_qp_ex(pd);
+		test_qp_ex_ud(pd);
+	}
+	if (want("mw"))
+		test_mw(pd);
+
+	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -299,6 +299,208 @@ static int metaroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return n;
 }
 
+/* ------------------------------------------------------------- cq_ex */
+
+/*
+ * Extended CQ polling: start_poll takes the CQ lock and reports the oldest
+ * entry, next_poll the following one, end_poll hands every entry reported
+ * back to the kernel and drops the lock (libibverbs: end_poll follows a
+ * successful start_poll whatever next_poll returned).
+ */
+static inline struct metaroce_cq *ex_to_mcq(struct ibv_cq_ex *ex)
+{
+	return container_of(ex, struct metaroce_cq, vcq.cq_ex);
+}
+
+static void metaroce_cq_ex_load(struct metaroce_cq *cq)
+{
+	cq->cur = metaroce_ring_slot(&cq->ring, cq->cur_idx);
+	cq->vcq.cq_ex.wr_id = cq->cur->wr_id;
+	cq->vcq.cq_ex.status = cq->cur->status;
+}
+
+static int metaroce_start_poll(struct ibv_cq_ex *ex,
+			       struct ibv_poll_cq_attr *attr)
+{
+	struct metaroce_cq *cq = ex_to_mcq(ex);
+	uint32_t cons, avail;
+
+	if (attr->comp_mask)
+		return EINVAL;
+
+	pthread_spin_lock(&cq->lock);
+	if (!cq->ring.hdr) {
+		pthread_spin_unlock(&cq->lock);
+		return EINVAL;
+	}
+	cons = metaroce_cons_begin(&cq->ring, &avail);
+	if (!avail) {
+		pthread_spin_unlock(&cq->lock);
+		return ENOENT;
+	}
+	cq->cur_idx = cons;
+	cq->poll_end = cons + avail;
+	metaroce_cq_ex_load(cq);
+	return 0;
+}
+
+static int metaroce_next_poll(struct ibv_cq_ex *ex)
+{
+	struct metaroce_cq *cq = ex_to_mcq(ex);
+	uint32_t cons, avail;
+
+	if (cq->cur_idx + 1 == cq->poll_end) {
+		/*
+		 * Look again: the kernel may have posted meanwhile. The
+		 * consumer index is still where start_poll found it.
+		 */
+		cons = metaroce_cons_begin(&cq->ring, &avail);
+		cq->poll_end = cons + avail;
+		if (cq->cur_idx + 1 == cq->poll_end)
+			return ENOENT;
+	}
+	cq->cur_idx++;
+	metaroce_cq_ex_load(cq);
+	return 0;
+}
+
+static void metaroce_end_poll(struct ibv_cq_ex *ex)
+{
+	struct metaroce_cq *cq = ex_to_mcq(ex);
+
+	metaroce_cons_commit(&cq->ring, cq->cur_idx + 1);
+	cq->cur = NULL;
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode metaroce_read_opcode(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->opcode;
+}
+
+static uint32_t metaroce_read_vendor_err(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->vendor_err;
+}
+
+static uint32_t metaroce_read_byte_len(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->byte_len;
+}
+
+/* The immediate (network order) or, with IBV_WC_WITH_INV, the rkey. */
+static __be32 metaroce_read_imm_data(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->ex_imm_data;
+}
+
+static uint32_t metaroce_read_qp_num(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->qp_num;
+}
+
+static uint32_t metaroce_read_src_qp(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->src_qp;
+}
+
+static unsigned int metaroce_read_wc_flags(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->wc_flags;
+}
+
+static uint32_t metaroce_read_slid(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->slid;
+}
+
+static uint8_t metaroce_read_sl(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->sl;
+}
+
+static uint8_t metaroce_read_dlid_path_bits(struct ibv_cq_ex *ex)
+{
+	return ex_to_mcq(ex)->cur->dlid_path_bits;
+}
+
+/*
+ * What a CQE holds. No completion timestamps: the kernel does not stamp
+ * completions, and a clock read at poll time would not be honest.
+ */
+#define METAROCE_WC_EX_FLAGS	(IBV_WC_EX_WITH_BYTE_LEN |		\
+				 IBV_WC_EX_WITH_IMM |			\
+				 IBV_WC_EX_WITH_QP_NUM |		\
+				 IBV_WC_EX_WITH_SRC_QP |		\
+				 IBV_WC_EX_WITH_SLID |			\
+				 IBV_WC_EX_WITH_SL |			\
+				 IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+static struct ibv_cq_ex *metaroce_create_cq_ex(struct ibv_context *context,
+					       struct ibv_cq_init_attr_ex *attr)
+{
+	struct umetaroce_create_cq_ex_resp resp = {};
+	struct ibv_cq_ex *ex;
+	struct metaroce_cq *cq;
+	int ret;
+
+	if (attr->wc_flags & ~(uint64_t)METAROCE_WC_EX_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, NULL, 0,
+				   &resp.ibv_resp, sizeof(resp), 0);
+	if (ret)
+		goto err_free;
+
+	ret = metaroce_map_ring(context, &resp.mi, sizeof(struct metaroce_cqe),
+				&cq->ring);
+	if (ret)
+		goto err_destroy;
+
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+
+	ex = &cq->vcq.cq_ex;
+	ex->start_poll = metaroce_start_poll;
+	ex->next_poll = metaroce_next_poll;
+	ex->end_poll = metaroce_end_poll;
+	ex->read_opcode = metaroce_read_opcode;
+	ex->read_vendor_err = metaroce_read_vendor_err;
+	ex->read_wc_flags = metaroce_read_wc_flags;
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		ex->read_byte_len = metaroce_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		ex->read_imm_data = metaroce_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		ex->read_qp_num = metaroce_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		ex->read_src_qp = metaroce_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		ex->read_slid = metaroce_read_slid;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		ex->read_sl = metaroce_read_sl;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		ex->read_dlid_path_bits = metaroce_read_dlid_path_bits;
+
+	return ex;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
 /* ----------------------------------------------------- receive queues */
 
 /* Caller holds wq->lock. */
@@ -502,7 +704,7 @@ static int metaroce_destroy_srq(struct ibv_srq *ibsrq)
 /* ------------------------------------------------------------------ QP */
 
 static int metaroce_map_qp(struct ibv_context *ctx, struct metaroce_qp *qp,
-			   struct ibv_qp_init_attr *attr,
+			   const struct ibv_qp_cap *cap, bool has_srq,
 			   struct metaroce_create_qp_resp *resp)
 {
 	size_t min_slot, sge_bytes;
@@ -512,22 +714,22 @@ static int metaroce_map_qp(struct ibv_context *ctx, struct metaroce_qp *qp,
 	 * attr->cap now holds what the kernel granted. A queue of depth 0
 	 * may come without a ring; posting to it then fails with EINVAL.
 	 */
-	qp->sq.max_sge = attr->cap.max_send_sge;
-	qp->sq.max_inline = attr->cap.max_inline_data;
+	qp->sq.max_sge = cap->max_send_sge;
+	qp->sq.max_inline = cap->max_inline_data;
 	sge_bytes = (size_t)qp->sq.max_sge * sizeof(struct metaroce_sge);
 	min_slot = METAROCE_SEND_WQE_HDR + max_t(size_t, sge_bytes,
 						 qp->sq.max_inline);
-	if (resp->sq_mi.size || attr->cap.max_send_wr) {
+	if (resp->sq_mi.size || cap->max_send_wr) {
 		ret = metaroce_map_ring(ctx, &resp->sq_mi, min_slot,
 					&qp->sq.ring);
 		if (ret)
 			return ret;
 	}
 
-	if (attr->srq || (!resp->rq_mi.size && !attr->cap.max_recv_wr))
+	if (has_srq || (!resp->rq_mi.size && !cap->max_recv_wr))
 		return 0;
 
-	qp->rq.max_sge = attr->cap.max_recv_sge;
+	qp->rq.max_sge = cap->max_recv_sge;
 	min_slot = METAROCE_RECV_WQE_HDR +
 		   (size_t)qp->rq.max_sge * sizeof(struct metaroce_sge);
 	ret = metaroce_map_ring(ctx, &resp->rq_mi, min_slot, &qp->rq.ring);
@@ -566,7 +768,8 @@ static struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
 	if (ret)
 		goto err_free;
 
-	ret = metaroce_map_qp(pd->context, qp, attr, &resp.drv_payload);
+	ret = metaroce_map_qp(pd->context, qp, &attr->cap, attr->srq,
+			      &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
 
@@ -860,6 +1063,7 @@ static const struct verbs_context_ops metaroce_ctx_ops = {
 	.reg_mr = metaroce_reg_mr,
 	.dereg_mr = metaroce_dereg_mr,
 	.create_cq = metaroce_create_cq,
+	.create_cq_ex = metaroce_create_cq_ex,
 	.poll_cq = metaroce_poll_cq,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.resize_cq = metaroce_resize_cq,

@@ -25,6 +25,8 @@ DECLARE_DRV_CMD(umetaroce_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, metaroce_alloc_context_resp);
 DECLARE_DRV_CMD(umetaroce_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, metaroce_create_cq_resp);
+DECLARE_DRV_CMD(umetaroce_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		empty, metaroce_create_cq_resp);
 DECLARE_DRV_CMD(umetaroce_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		metaroce_resize_cq_cmd, empty);
 DECLARE_DRV_CMD(umetaroce_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
@@ -63,6 +65,10 @@ struct metaroce_cq {
 	struct verbs_cq		vcq;
 	struct metaroce_ring	ring;
 	pthread_spinlock_t	lock;
+	/* cq_ex polling: between start_poll and end_poll (lock held) */
+	const struct metaroce_cqe *cur;	/* the entry read_* report */
+	uint32_t		cur_idx;	/* its index */
+	uint32_t		poll_end;	/* producer index seen */
 };
 
 /* A work queue the provider produces into: SQ, RQ or SRQ. */

@@ -1014,6 +1014,417 @@ static int metaroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret ? ret : db;
 }
 
+/* ------------------------------------------------------- ibv_wr_* API */
+
+/*
+ * ibv_create_qp_ex QPs post with ibv_wr_start, one ibv_wr_<opcode> per WQE
+ * followed by its ibv_wr_set_* calls, and ibv_wr_complete (publish all and
+ * ring one doorbell) or ibv_wr_abort (publish nothing). The WQEs are the
+ * ones post_send builds; the first error is kept and fails wr_complete,
+ * which then publishes nothing either.
+ */
+static inline struct metaroce_qp *ex_to_mqp(struct ibv_qp_ex *ex)
+{
+	return container_of(ex, struct metaroce_qp, vqp.qp_ex);
+}
+
+static void metaroce_wr_start(struct ibv_qp_ex *ex)
+{
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+
+	pthread_spin_lock(&qp->sq.lock);
+	qp->wr_err = 0;
+	qp->wr_n = 0;
+	qp->wr_cur = NULL;
+	if (!qp->sq.ring.hdr) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	qp->wr_prod = metaroce_prod_begin(&qp->sq.ring, &qp->wr_room);
+}
+
+/* A new WQE for @opcode, or NULL (error recorded). */
+static struct metaroce_send_wqe *metaroce_wr_new(struct ibv_qp_ex *ex,
+						 enum ibv_wr_opcode opcode)
+{
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+	struct metaroce_send_wqe *wqe;
+
+	qp->wr_cur = NULL;
+	if (qp->wr_err)
+		return NULL;
+	if (!metaroce_opcode_ok(qp->vqp.qp.qp_type, opcode)) {
+		qp->wr_err = EINVAL;
+		return NULL;
+	}
+	if (qp->wr_n == qp->wr_room) {
+		qp->wr_err = ENOMEM;
+		return NULL;
+	}
+	wqe = metaroce_ring_slot(&qp->sq.ring, qp->wr_prod + qp->wr_n);
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = ex->wr_id;
+	wqe->opcode = opcode;
+	/* INLINE is set by set_inline_data, never taken from wr_flags */
+	wqe->send_flags = ex->wr_flags & ~IBV_SEND_INLINE;
+	qp->wr_n++;
+	qp->wr_cur = wqe;
+	return wqe;
+}
+
+static void metaroce_wr_send(struct ibv_qp_ex *ex)
+{
+	metaroce_wr_new(ex, IBV_WR_SEND);
+}
+
+static void metaroce_wr_send_imm(struct ibv_qp_ex *ex, __be32 imm_data)
+{
+	struct metaroce_send_wqe *wqe = metaroce_wr_new(ex,
+							IBV_WR_SEND_WITH_IMM);
+
+	if (wqe)
+		wqe->ex_imm_data = imm_data;
+}
+
+static void metaroce_wr_send_inv(struct ibv_qp_ex *ex, uint32_t rkey)
+{
+	struct metaroce_send_wqe *wqe = metaroce_wr_new(ex,
+							IBV_WR_SEND_WITH_INV);
+
+	if (wqe)
+		wqe->ex_imm_data = rkey;
+}
+
+static void metaroce_wr_rdma(struct ibv_qp_ex *ex, enum ibv_wr_opcode op,
+			     uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	struct metaroce_send_wqe *wqe = metaroce_wr_new(ex, op);
+
+	if (!wqe)
+		return;
+	wqe->wr.rdma.remote_addr = addr;
+	wqe->wr.rdma.rkey = rkey;
+	wqe->ex_imm_data = imm;
+}
+
+static void metaroce_wr_rdma_write(struct ibv_qp_ex *ex, uint32_t rkey,
+				   uint64_t addr)
+{
+	metaroce_wr_rdma(ex, IBV_WR_RDMA_WRITE, rkey, addr, 0);
+}
+
+static void metaroce_wr_rdma_write_imm(struct ibv_qp_ex *ex, uint32_t rkey,
+				       uint64_t addr, __be32 imm)
+{
+	metaroce_wr_rdma(ex, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
+}
+
+static void metaroce_wr_rdma_read(struct ibv_qp_ex *ex, uint32_t rkey,
+				  uint64_t addr)
+{
+	metaroce_wr_rdma(ex, IBV_WR_RDMA_READ, rkey, addr, 0);
+}
+
+static void metaroce_wr_atomic(struct ibv_qp_ex *ex, enum ibv_wr_opcode op,
+			       uint32_t rkey, uint64_t addr,
+			       uint64_t compare_add, uint64_t swap)
+{
+	struct metaroce_send_wqe *wqe = metaroce_wr_new(ex, op);
+
+	if (!wqe)
+		return;
+	wqe->wr.atomic.remote_addr = addr;
+	wqe->wr.atomic.compare_add = compare_add;
+	wqe->wr.atomic.swap = swap;
+	wqe->wr.atomic.rkey = rkey;
+}
+
+static void metaroce_wr_atomic_cmp_swp(struct ibv_qp_ex *ex, uint32_t rkey,
+				       uint64_t addr, uint64_t compare,
+				       uint64_t swap)
+{
+	metaroce_wr_atomic(ex, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare,
+			   swap);
+}
+
+static void metaroce_wr_atomic_fetch_add(struct ibv_qp_ex *ex, uint32_t rkey,
+					 uint64_t addr, uint64_t add)
+{
+	metaroce_wr_atomic(ex, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+}
+
+static void metaroce_wr_local_inv(struct ibv_qp_ex *ex, uint32_t rkey)
+{
+	struct metaroce_send_wqe *wqe = metaroce_wr_new(ex, IBV_WR_LOCAL_INV);
+
+	if (wqe)
+		wqe->ex_imm_data = rkey;
+}
+
+/* The WQE set_* applies to: one that carries data. */
+static struct metaroce_send_wqe *metaroce_wr_data(struct ibv_qp_ex *ex)
+{
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+
+	if (qp->wr_err)
+		return NULL;
+	if (!qp->wr_cur || qp->wr_cur->opcode == IBV_WR_LOCAL_INV) {
+		qp->wr_err = EINVAL;
+		return NULL;
+	}
+	return qp->wr_cur;
+}
+
+static void metaroce_wr_set_sge_list(struct ibv_qp_ex *ex, size_t num_sge,
+				     const struct ibv_sge *sg_list)
+{
+	struct metaroce_send_wqe *wqe = metaroce_wr_data(ex);
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+	size_t i;
+
+	if (!wqe)
+		return;
+	if (num_sge > qp->sq.max_sge ||
+	    ((wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	      wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) && num_sge != 1)) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	wqe->send_flags &= ~IBV_SEND_INLINE;
+	wqe->inline_len = 0;
+	wqe->num_sge = num_sge;
+	for (i = 0; i < num_sge; i++) {
+		wqe->sge[i].addr = sg_list[i].addr;
+		wqe->sge[i].length = sg_list[i].length;
+		wqe->sge[i].lkey = sg_list[i].lkey;
+	}
+}
+
+static void metaroce_wr_set_sge(struct ibv_qp_ex *ex, uint32_t lkey,
+				uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	metaroce_wr_set_sge_list(ex, 1, &sge);
+}
+
+static void metaroce_wr_set_inline_data_list(struct ibv_qp_ex *ex,
+					     size_t num_buf,
+					     const struct ibv_data_buf *buf)
+{
+	struct metaroce_send_wqe *wqe = metaroce_wr_data(ex);
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+	size_t i, len = 0;
+
+	if (!wqe)
+		return;
+	switch (wqe->opcode) {
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		qp->wr_err = EINVAL;
+		return;
+	default:
+		break;
+	}
+	for (i = 0; i < num_buf; i++) {
+		if (buf[i].length > qp->sq.max_inline - len) {
+			qp->wr_err = ENOMEM;
+			return;
+		}
+		memcpy(wqe->inline_data + len, buf[i].addr, buf[i].length);
+		len += buf[i].length;
+	}
+	wqe->num_sge = 0;
+	wqe->inline_len = len;
+	wqe->send_flags |= IBV_SEND_INLINE;
+}
+
+static void metaroce_wr_set_inline_data(struct ibv_qp_ex *ex, void *addr,
+					size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	metaroce_wr_set_inline_data_list(ex, 1, &buf);
+}
+
+static void metaroce_wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah,
+				    uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+	struct metaroce_send_wqe *wqe = qp->wr_cur;
+
+	if (qp->wr_err)
+		return;
+	if (!wqe || qp->vqp.qp.qp_type != IBV_QPT_UD || !ah) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	wqe->wr.ud.ah_num = to_mah(ah)->ah_num;
+	wqe->wr.ud.remote_qpn = remote_qpn;
+	wqe->wr.ud.remote_qkey = remote_qkey;
+}
+
+static int metaroce_wr_complete(struct ibv_qp_ex *ex)
+{
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+	int ret = qp->wr_err;
+	uint32_t n = qp->wr_n;
+
+	if (!ret && n)
+		metaroce_prod_commit(&qp->sq.ring, qp->wr_prod + n);
+	qp->wr_cur = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+
+	if (ret || !n)
+		return ret;
+	return metaroce_ring_doorbell(&qp->vqp.qp);
+}
+
+static void metaroce_wr_abort(struct ibv_qp_ex *ex)
+{
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+
+	qp->wr_cur = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+}
+
+#define METAROCE_UD_SEND_OPS	(IBV_QP_EX_WITH_SEND |			\
+				 IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define METAROCE_RC_SEND_OPS	(METAROCE_UD_SEND_OPS |			\
+				 IBV_QP_EX_WITH_RDMA_WRITE |		\
+				 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
+				 IBV_QP_EX_WITH_RDMA_READ |		\
+				 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
+				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |	\
+				 IBV_QP_EX_WITH_LOCAL_INV |		\
+				 IBV_QP_EX_WITH_SEND_WITH_INV)
+
+static void metaroce_set_send_ops(struct metaroce_qp *qp, uint64_t ops)
+{
+	struct ibv_qp_ex *ex = &qp->vqp.qp_ex;
+
+	ex->wr_start = metaroce_wr_start;
+	ex->wr_complete = metaroce_wr_complete;
+	ex->wr_abort = metaroce_wr_abort;
+	ex->wr_set_sge = metaroce_wr_set_sge;
+	ex->wr_set_sge_list = metaroce_wr_set_sge_list;
+	ex->wr_set_inline_data = metaroce_wr_set_inline_data;
+	ex->wr_set_inline_data_list = metaroce_wr_set_inline_data_list;
+	ex->wr_set_ud_addr = metaroce_wr_set_ud_addr;
+	if (ops & IBV_QP_EX_WITH_SEND)
+		ex->wr_send = metaroce_wr_send;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
+		ex->wr_send_imm = metaroce_wr_send_imm;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
+		ex->wr_send_inv = metaroce_wr_send_inv;
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE)
+		ex->wr_rdma_write = metaroce_wr_rdma_write;
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		ex->wr_rdma_write_imm = metaroce_wr_rdma_write_imm;
+	if (ops & IBV_QP_EX_WITH_RDMA_READ)
+		ex->wr_rdma_read = metaroce_wr_rdma_read;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+		ex->wr_atomic_cmp_swp = metaroce_wr_atomic_cmp_swp;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		ex->wr_atomic_fetch_add = metaroce_wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		ex->wr_local_inv = metaroce_wr_local_inv;
+}
+
+/*
+ * Say the QP has a struct ibv_qp_ex (ibv_qp_to_qp_ex() checks
+ * verbs_qp.comp_mask). The provider is built against rdma-core 56.1
+ * headers but runs under the distribution's libibverbs: before 45 (Debian
+ * 12 has 44) struct ibv_qp_ex ended before wr_flush, so that library
+ * reads comp_mask where these headers put wr_flush. Set both; wr_flush is
+ * not offered (IBV_QP_EX_WITH_FLUSH is refused) and not called.
+ */
+static void metaroce_mark_qp_ex(struct metaroce_qp *qp)
+{
+	uint32_t *old_mask = (uint32_t *)((char *)&qp->vqp.qp_ex +
+					  offsetof(struct ibv_qp_ex, wr_flush));
+
+	qp->vqp.comp_mask |= VERBS_QP_EX;
+	*old_mask |= VERBS_QP_EX;
+}
+
+static struct ibv_qp *metaroce_create_qp_ex(struct ibv_context *context,
+					    struct ibv_qp_init_attr_ex *attr)
+{
+	struct umetaroce_create_qp_resp resp = {};
+	struct ibv_create_qp cmd = {};
+	struct metaroce_qp *qp;
+	uint32_t comp_mask;
+	uint64_t ops = 0;
+	int ret;
+
+	/* No create flags are supported; an empty set is fine. */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
+	    attr->create_flags) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	comp_mask = attr->comp_mask;
+	if (comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+				    IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+				    IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
+	    !(comp_mask & IBV_QP_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		ops = attr->send_ops_flags;
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+		ret = ops & ~(uint64_t)METAROCE_RC_SEND_OPS;
+		break;
+	case IBV_QPT_UD:
+		ret = ops & ~(uint64_t)METAROCE_UD_SEND_OPS;
+		break;
+	default:
+		ret = 1;
+		break;
+	}
+	if (ret) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	attr->comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, &cmd, sizeof(cmd),
+				   &resp.ibv_resp, sizeof(resp));
+	attr->comp_mask = comp_mask;
+	if (ret)
+		goto err_free;
+
+	ret = metaroce_map_qp(context, qp, &attr->cap, attr->srq,
+			      &resp.drv_payload);
+	if (ret)
+		goto err_destroy;
+
+	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		metaroce_set_send_ops(qp, ops);
+		metaroce_mark_qp_ex(qp);
+	}
+
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
 /* ------------------------------------------------------------------ AH */
 
 static struct ibv_ah *metaroce_create_ah(struct ibv_pd *pd,
@@ -1074,6 +1485,7 @@ static const struct verbs_context_ops metaroce_ctx_ops = {
 	.destroy_srq = metaroce_destroy_srq,
 	.post_srq_recv = metaroce_post_srq_recv,
 	.create_qp = metaroce_create_qp,
+	.create_qp_ex = metaroce_create_qp_ex,
 	.query_qp = metaroce_query_qp,
 	.modify_qp = metaroce_modify_qp,
 	.destroy_qp = metaroce_destroy_qp,

@@ -83,6 +83,12 @@ struct metaroce_qp {
 	struct verbs_qp		vqp;
 	struct metaroce_wq	sq;
 	struct metaroce_wq	rq;	/* ring.hdr NULL when on an SRQ */
+	/* ibv_wr_* batch: between wr_start and wr_complete/abort (sq.lock) */
+	struct metaroce_send_wqe *wr_cur;	/* the WQE set_* fill */
+	uint32_t		wr_prod;	/* producer index at wr_start */
+	uint32_t		wr_room;	/* free slots at wr_start */
+	uint32_t		wr_n;		/* WQEs built */
+	int			wr_err;		/* first error, fails complete */
 };
 
 struct metaroce_srq {

@@ -732,6 +732,9 @@ static void test_qp_ex_ud(struct ibv_pd *pd)
 	fill(src, 700, 31);
 	CHECK(!post_recv(qb, 9, dst, 40 + 1024, dmr->lkey), "UD receive");
 	x = ibv_qp_to_qp_ex(qa);
+	CHECK(x, "UD ibv_qp_to_qp_ex");
+	if (!x)
+		goto out;
 	ibv_wr_start(x);
 	x->wr_id = 0x600;
 	x->wr_flags = IBV_SEND_SIGNALED;

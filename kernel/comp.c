@@ -67,6 +67,8 @@ static u32 tp_wc_opcode(u32 wr_op)
 		return IB_WC_LOCAL_INV;
 	case METAROCE_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	}
 	return IB_WC_SEND;
 }

@@ -35,6 +35,24 @@
 				   IB_ACCESS_REMOTE_ATOMIC | \
 				   IB_ACCESS_MW_BIND)
 
+/* The window in a mdev->mrs slot, or NULL if it holds an MR (or nothing). */
+static struct metaroce_mw *metaroce_xa_mw(void *entry)
+{
+	return xa_pointer_tag(entry) == METAROCE_XA_MW ?
+	       xa_untag_pointer(entry) : NULL;
+}
+
+/* Under the xa_lock: unbind @mw from its MR. */
+static void metaroce_mw_unbind(struct metaroce_mw *mw)
+{
+	if (mw->mr)
+		mw->mr->num_mw--;
+	mw->mr = NULL;
+	mw->addr = 0;
+	mw->length = 0;
+	mw->access = 0;
+}
+
 static int metaroce_check_access(int access)
 {
 	/* Optional flags (relaxed ordering) may be ignored. */
@@ -73,12 +91,11 @@ static struct metaroce_mr *metaroce_mr_new(struct ib_pd *pd,
 	return mr;
 }
 
-/* Reserve an index (published later by metaroce_mr_publish). */
-static int metaroce_mr_key_alloc(struct metaroce_dev *mdev,
-				 struct metaroce_mr *mr)
+/* Reserve an index (published later); *key gets index << 8 | random. */
+static int metaroce_key_alloc(struct metaroce_dev *mdev, u32 *key)
 {
 	u32 next = get_random_u32_inclusive(1, METAROCE_MR_INDEX_MAX);
-	u32 index, key;
+	u32 index;
 	int err;
 
 	/* sparse: about one xarray node (576 bytes) per MR, < a page */
@@ -87,7 +104,19 @@ static int metaroce_mr_key_alloc(struct metaroce_dev *mdev,
 				  &next, GFP_KERNEL);
 	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
-	key = index << 8 | get_random_u8();
+	*key = index << 8 | get_random_u8();
+	return 0;
+}
+
+static int metaroce_mr_key_alloc(struct metaroce_dev *mdev,
+				 struct metaroce_mr *mr)
+{
+	u32 key;
+	int err;
+
+	err = metaroce_key_alloc(mdev, &key);
+	if (err)
+		return err;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	return 0;
@@ -266,28 +295,205 @@ int metaroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct metaroce_dev *mdev = to_mdev(ibmr->device);
 	struct metaroce_mr *mr = to_mmr(ibmr);
 
-	xa_erase_irq(&mdev->mrs, mr->ibmr.lkey >> 8);
+	/* IBA 10.6.7.2: not while memory windows are bound to it. */
+	xa_lock_irq(&mdev->mrs);
+	if (mr->num_mw) {
+		xa_unlock_irq(&mdev->mrs);
+		return -EBUSY;
+	}
+	__xa_erase(&mdev->mrs, mr->ibmr.lkey >> 8);
+	xa_unlock_irq(&mdev->mrs);
 	metaroce_obj_drain(&mr->ref, &mr->done);
 	metaroce_mr_free(mdev, mr);
 	return 0;
 }
 
-/* ------------------------------------------------------- data path */
+/* ---------------------------------------------------- memory windows */
 
-/* Under the xa_lock: stable against fast-register key/valid changes. */
-static struct metaroce_mr *metaroce_mr_lookup(struct metaroce_dev *mdev,
-					      struct ib_pd *pd, u32 key)
+int metaroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
-	struct metaroce_mr *mr;
+	struct metaroce_dev *mdev = to_mdev(ibmw->device);
+	struct metaroce_mw *mw = to_mmw(ibmw);
+	u32 key;
+	int err;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	/* Windows count against the MR limit (they share the key space). */
+	if (atomic_inc_return(&mdev->num_mr) > METAROCE_MAX_MR) {
+		atomic_dec(&mdev->num_mr);
+		return -ENOMEM;
+	}
+	err = metaroce_key_alloc(mdev, &key);
+	if (err) {
+		atomic_dec(&mdev->num_mr);
+		return err;
+	}
+	mw->mr = NULL;
+	ibmw->rkey = key;
+	xa_store_irq(&mdev->mrs, key >> 8, xa_tag_pointer(mw, METAROCE_XA_MW),
+		     GFP_KERNEL);
+	return 0;
+}
+
+int metaroce_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct metaroce_dev *mdev = to_mdev(ibmw->device);
+	struct metaroce_mw *mw = to_mmw(ibmw);
+
+	/* Lookups and binds run under the xa_lock: none is left after. */
+	xa_lock_irq(&mdev->mrs);
+	__xa_erase(&mdev->mrs, ibmw->rkey >> 8);
+	metaroce_mw_unbind(mw);
+	xa_unlock_irq(&mdev->mrs);
+	atomic_dec(&mdev->num_mr);
+	return 0;
+}
+
+/*
+ * LOCAL_WRITE means nothing for a window but consumers pass it (rdma-core's
+ * own tests bind with LOCAL_WRITE | REMOTE_WRITE) and rxe accepts it.
+ */
+#define METAROCE_MW_ACCESS	(IB_ACCESS_REMOTE_READ |		\
+				 IB_ACCESS_REMOTE_WRITE |		\
+				 IB_ACCESS_REMOTE_ATOMIC |		\
+				 IB_ACCESS_LOCAL_WRITE)
+
+/*
+ * Bind the window with new rkey @key (same index, the 8-bit part chosen
+ * by the consumer) of @pd to [addr, addr + len) of the MR @lkey, for
+ * @access; len 0 unbinds a type 1 window. The checks are IBA's (C10-72..75,
+ * o10-37.2.30/40) as rdma_rxe applies them; zero-based windows are not
+ * supported.
+ */
+static int metaroce_mw_bind(struct metaroce_dev *mdev, struct ib_pd *pd,
+			    u32 key, u32 lkey, u64 addr, u64 len, u64 access)
+{
+	struct metaroce_mr *mr = NULL;
+	struct metaroce_mw *mw;
 	unsigned long flags;
+	int err = -EINVAL;
+	void *entry;
+
+	if (access & ~(u64)METAROCE_MW_ACCESS)
+		return -EINVAL;
 
 	xa_lock_irqsave(&mdev->mrs, flags);
-	mr = xa_load(&mdev->mrs, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
-		   (mr->type == METAROCE_MR_FAST && !mr->valid) ||
-		   !refcount_inc_not_zero(&mr->ref)))
+	mw = metaroce_xa_mw(xa_load(&mdev->mrs, key >> 8));
+	/* C10-72: the window, the QP (and the MR) share the PD. */
+	if (!mw || mw->ibmw.pd != pd)
+		goto out;
+	if (mw->ibmw.type == IB_MW_TYPE_2 && (mw->mr || !len))
+		goto out;	/* o10-37.2.30, o10-37.2.40 */
+	if (len) {
+		entry = xa_load(&mdev->mrs, lkey >> 8);
+		mr = metaroce_xa_mw(entry) ? NULL : entry;
+		if (!mr || mr->ibmr.lkey != lkey || mr->ibmr.pd != pd ||
+		    mr->type != METAROCE_MR_USER)
+			goto out;
+		if (!(mr->access & IB_ACCESS_MW_BIND))
+			goto out;	/* C10-73 */
+		if ((access & (IB_ACCESS_REMOTE_WRITE |
+			       IB_ACCESS_REMOTE_ATOMIC)) &&
+		    !(mr->access & IB_ACCESS_LOCAL_WRITE))
+			goto out;	/* C10-74 */
+		if (addr < mr->ibmr.iova || len > mr->ibmr.length ||
+		    addr - mr->ibmr.iova > mr->ibmr.length - len)
+			goto out;	/* C10-75 */
+	}
+	metaroce_mw_unbind(mw);
+	mw->ibmw.rkey = key;
+	if (mr) {
+		mw->mr = mr;
+		mr->num_mw++;
+		mw->addr = addr;
+		mw->length = len;
+		mw->access = access;
+	}
+	err = 0;
+out:
+	xa_unlock_irqrestore(&mdev->mrs, flags);
+	return err;
+}
+
+enum ib_wc_status metaroce_mem_local_wqe(struct metaroce_qp *qp, u32 opcode,
+					 u32 imm, u32 rkey, u64 remote_addr,
+					 u64 compare_add, u64 swap)
+{
+	struct metaroce_dev *mdev = qp->mdev;
+	struct ib_pd *pd = qp->ibqp.pd;
+
+	switch (opcode) {
+	case METAROCE_WR_REG_MR:
+		if (metaroce_mr_fast_reg(mdev, pd,
+					 (struct ib_mr *)(uintptr_t)remote_addr,
+					 rkey, (int)compare_add))
+			return IB_WC_MW_BIND_ERR;
+		return IB_WC_SUCCESS;
+	case IB_UVERBS_WR_BIND_MW:
+		if (metaroce_mw_bind(mdev, pd, imm, rkey, remote_addr,
+				     compare_add, swap))
+			return IB_WC_MW_BIND_ERR;
+		return IB_WC_SUCCESS;
+	default:	/* IB_UVERBS_WR_LOCAL_INV */
+		if (metaroce_mr_invalidate(mdev, pd, imm))
+			return IB_WC_LOC_PROT_ERR;
+		return IB_WC_SUCCESS;
+	}
+}
+
+/* ------------------------------------------------------- data path */
+
+/* Under the xa_lock: a bound window's checks; 0 or -errno. */
+static int metaroce_mw_check(struct metaroce_mw *mw, struct ib_pd *pd,
+			     u32 key, int access, u64 va, u64 len)
+{
+	if (mw->ibmw.rkey != key || mw->ibmw.pd != pd || !mw->mr)
+		return -ENOENT;
+	if ((mw->access & access) != access)
+		return -EACCES;
+	if (len && (va < mw->addr || len > mw->length ||
+		    va - mw->addr > mw->length - len))
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * Under the xa_lock: stable against fast-register key/valid changes and
+ * window binds. A window (remote keys only) is checked here and yields
+ * its MR with *window set.
+ */
+static struct metaroce_mr *metaroce_mr_lookup(struct metaroce_dev *mdev,
+					      struct ib_pd *pd, u32 key,
+					      bool remote, int access, u64 va,
+					      u64 len, bool *window)
+{
+	struct metaroce_mr *mr;
+	struct metaroce_mw *mw;
+	unsigned long flags;
+	void *entry;
+	int err = 0;
+
+	*window = false;
+	xa_lock_irqsave(&mdev->mrs, flags);
+	entry = xa_load(&mdev->mrs, key >> 8);
+	mw = metaroce_xa_mw(entry);
+	if (mw) {
+		err = remote ? metaroce_mw_check(mw, pd, key, access, va, len) :
+			       -ENOENT;
+		mr = err ? NULL : mw->mr;
+		*window = true;
+	} else {
+		mr = entry;
+		if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
+			   (mr->type == METAROCE_MR_FAST && !mr->valid)))
+			mr = NULL;
+	}
+	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
 	xa_unlock_irqrestore(&mdev->mrs, flags);
+	if (!mr)
+		return ERR_PTR(err ? err : -ENOENT);
 	return mr;
 }
 
@@ -296,12 +502,15 @@ struct metaroce_mr *metaroce_mr_get(struct metaroce_dev *mdev,
 				    int access, u64 va, u64 len)
 {
 	struct metaroce_mr *mr;
+	bool window;
 
-	mr = metaroce_mr_lookup(mdev, pd, key);
-	if (!mr)
-		return ERR_PTR(-ENOENT);
+	mr = metaroce_mr_lookup(mdev, pd, key, remote, access, va, len,
+				&window);
+	if (IS_ERR(mr))
+		return mr;
 
-	if ((mr->access & access) != access) {
+	/* A window's rights were checked instead (bound within the MR). */
+	if (!window && (mr->access & access) != access) {
 		metaroce_mr_put(mr);
 		return ERR_PTR(-EACCES);
 	}
@@ -352,18 +561,33 @@ int metaroce_mr_fast_reg(struct metaroce_dev *mdev, struct ib_pd *pd,
 	return err;
 }
 
-/* Invalidate fast-register MR @key of @pd; with @check, only say if it could. */
+/*
+ * Invalidate fast-register MR or bound type-2 window @key of @pd; with
+ * @check, only say if it could.
+ */
 static int metaroce_mr_inval(struct metaroce_dev *mdev, struct ib_pd *pd,
 			     u32 key, bool check)
 {
 	struct metaroce_mr *mr;
+	struct metaroce_mw *mw;
 	unsigned long flags;
+	void *entry;
 	int err = -EINVAL;
 
 	xa_lock_irqsave(&mdev->mrs, flags);
-	mr = xa_load(&mdev->mrs, key >> 8);
-	if (mr && mr->type == METAROCE_MR_FAST && mr->ibmr.pd == pd &&
-	    mr->ibmr.rkey == key) {
+	entry = xa_load(&mdev->mrs, key >> 8);
+	mw = metaroce_xa_mw(entry);
+	mr = mw ? NULL : entry;
+	if (mw) {
+		/* o10-37.2.26: type 1 windows are not invalidated. */
+		if (mw->ibmw.type == IB_MW_TYPE_2 && mw->ibmw.pd == pd &&
+		    mw->ibmw.rkey == key && mw->mr) {
+			if (!check)
+				metaroce_mw_unbind(mw);
+			err = 0;
+		}
+	} else if (mr && mr->type == METAROCE_MR_FAST && mr->ibmr.pd == pd &&
+		   mr->ibmr.rkey == key) {
 		if (!check)
 			mr->valid = false;
 		err = 0;

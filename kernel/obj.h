@@ -105,15 +105,43 @@ struct metaroce_mr {
 	u32 npages, max_pages;
 	u32 page_shift;			/* FAST: ib_mr page size shift */
 	u64 umem_offset;		/* USER: iova -> offset in pages[] */
+	u32 num_mw;			/* windows bound (mdev->mrs xa_lock) */
 };
+
+/*
+ * Memory windows (ibv_alloc_mw): type 1 bound by ibv_bind_mw, type 2 by
+ * IBV_WR_BIND_MW, both as a BIND_MW WQE the transport executes in SQ
+ * order (metaroce_mem_local_wqe). A window shares the key space of the
+ * MRs: its slot in mdev->mrs holds the pointer tagged METAROCE_XA_MW, and
+ * a remote key lookup (metaroce_mr_get) that finds a window checks the
+ * window's bounds and rights and returns the MR it is bound to. Binding
+ * state is guarded by the mdev->mrs xa_lock. Documentation/protocol.rst,
+ * "Memory windows".
+ */
+#define METAROCE_XA_MW		1
+
+struct metaroce_mw {
+	struct ib_mw ibmw;		/* rkey, pd, type */
+	struct metaroce_mr *mr;		/* bound to; NULL: not bound */
+	u64 addr, length;		/* the window (VA-based) */
+	int access;			/* IB_ACCESS_REMOTE_* */
+};
+
+static inline struct metaroce_mw *to_mmw(struct ib_mw *m)
+{
+	return container_of(m, struct metaroce_mw, ibmw);
+}
+
 
 /*
  * Look up @key (an lkey, or an rkey when @remote) for an access of
  * [va, va + len) needing @access (IB_ACCESS_REMOTE_WRITE, _READ, _ATOMIC,
  * IB_ACCESS_LOCAL_WRITE, or 0 for a local read), checking that the MR
- * belongs to @pd and is valid. len 0 always matches. Returns a referenced
- * MR or an ERR_PTR: -ENOENT (no such key / wrong PD / invalid),
- * -EACCES (access flag missing), -ERANGE (out of bounds).
+ * belongs to @pd and is valid. An rkey may also name a bound memory
+ * window of @pd: its rights and bounds are checked instead of the MR's
+ * and the MR it is bound to is returned. len 0 always matches. Returns a
+ * referenced MR or an ERR_PTR: -ENOENT (no such key / wrong PD / invalid
+ * or unbound), -EACCES (access flag missing), -ERANGE (out of bounds).
  */
 struct metaroce_mr *metaroce_mr_get(struct metaroce_dev *mdev,
 				    struct ib_pd *pd, u32 key, bool remote,
@@ -166,14 +194,36 @@ struct metaroce_wqe_reg_mr {
 int metaroce_mr_fast_reg(struct metaroce_dev *mdev, struct ib_pd *pd,
 			 struct ib_mr *ibmr, u32 key, int access);
 /*
- * Invalidate the fast-register MR with key @key in @pd (LOCAL_INV and
- * SEND_WITH_INV). 0, or -EINVAL if there is no such fast-register MR.
+ * Invalidate the fast-register MR or the bound type-2 memory window with
+ * key @key in @pd (LOCAL_INV and SEND_WITH_INV). 0, or -EINVAL if there
+ * is no such fast-register MR or window.
  */
 int metaroce_mr_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
 			   u32 key);
 /* Would metaroce_mr_invalidate() succeed? (SEND_WITH_INV at its first packet) */
 int metaroce_mr_check_invalidate(struct metaroce_dev *mdev, struct ib_pd *pd,
 				 u32 key);
+
+/* Work requests executed locally, without a packet of their own. */
+static inline bool metaroce_wr_is_local(u32 opcode)
+{
+	return opcode == METAROCE_WR_REG_MR ||
+	       opcode == IB_UVERBS_WR_LOCAL_INV ||
+	       opcode == IB_UVERBS_WR_BIND_MW;
+}
+
+struct metaroce_qp;
+/*
+ * Execute a local WQE of @qp in SQ order: REG_MR (@remote_addr the
+ * struct ib_mr *, @rkey the new key, @compare_add the access), LOCAL_INV
+ * (@imm the key: a fast-register MR or a type-2 window) or BIND_MW (the
+ * user WQE layout of include/uapi/rdma/metaroce-abi.h: @imm the window's
+ * new rkey, @rkey the MR's lkey, @remote_addr the address, @compare_add
+ * the length, @swap the access). Returns the completion status.
+ */
+enum ib_wc_status metaroce_mem_local_wqe(struct metaroce_qp *qp, u32 opcode,
+					 u32 imm, u32 rkey, u64 remote_addr,
+					 u64 compare_add, u64 swap);
 
 /*
  * Copy @len bytes at byte @offset of the message described by a local

@@ -367,8 +367,8 @@ static u32 tp_swqe_size(struct metaroce_qp *qp)
 static bool tp_op_ok(struct metaroce_qp *qp, u32 op)
 {
 	if (qp->ibqp.qp_type == IB_QPT_RC)
-		return tp_mrc_op(op) != 0 || op == IB_UVERBS_WR_LOCAL_INV ||
-		       (op == METAROCE_WR_REG_MR && !qp->is_user);
+		return tp_mrc_op(op) != 0 || (metaroce_wr_is_local(op) &&
+		       (op != METAROCE_WR_REG_MR || !qp->is_user));
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
 		return op == IB_UVERBS_WR_SEND ||
 		       op == IB_UVERBS_WR_SEND_WITH_IMM;
@@ -407,6 +407,7 @@ static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 		break;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_UVERBS_WR_BIND_MW:	/* same layout (metaroce-abi.h) */
 		w->remote_addr = h.wr.atomic.remote_addr;
 		w->compare_add = h.wr.atomic.compare_add;
 		w->swap = h.wr.atomic.swap;
@@ -430,8 +431,7 @@ static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 
 	if (!tp_op_ok(qp, h.opcode))
 		goto bad;
-	if (h.opcode == METAROCE_WR_REG_MR ||
-	    h.opcode == IB_UVERBS_WR_LOCAL_INV)
+	if (metaroce_wr_is_local(h.opcode))
 		return;		/* local: no data */
 	if (h.send_flags & IB_SEND_INLINE) {
 		if (h.inline_len > qp->max_inline || h.inline_len > room ||
@@ -645,23 +645,12 @@ static struct sk_buff *tp_ud_send(struct metaroce_qp *qp,
 	return skb;
 }
 
-/* Execute a fast-register or local-invalidate WQE (kernel ULPs). */
+/* Execute a fast-register, local-invalidate or bind-window WQE. */
 void metaroce_tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w)
 {
-	int err;
-
-	if (w->opcode == METAROCE_WR_REG_MR) {
-		err = metaroce_mr_fast_reg(qp->mdev, qp->ibqp.pd,
-					   (struct ib_mr *)(uintptr_t)
-					   w->remote_addr, w->rkey,
-					   (int)w->compare_add);
-		if (err)
-			w->status = IB_WC_MW_BIND_ERR;
-	} else {
-		err = metaroce_mr_invalidate(qp->mdev, qp->ibqp.pd, w->imm);
-		if (err)
-			w->status = IB_WC_LOC_PROT_ERR;
-	}
+	w->status = metaroce_mem_local_wqe(qp, w->opcode, w->imm, w->rkey,
+					   w->remote_addr, w->compare_add,
+					   w->swap);
 	w->len = 0;
 }
 

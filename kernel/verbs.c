@@ -34,7 +34,9 @@ static int metaroce_query_device(struct ib_device *ibdev,
 	 * served to kernel ULPs (nvme-rdma refuses devices without them).
 	 */
 	attr->device_cap_flags = METAROCE_DEVICE_CAP_FLAGS |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	metaroce_set_kernel_caps(attr);
 	attr->max_send_sge = METAROCE_MAX_SGE;
 	attr->max_recv_sge = METAROCE_MAX_SGE;
@@ -42,6 +44,7 @@ static int metaroce_query_device(struct ib_device *ibdev,
 	attr->max_cq = METAROCE_MAX_CQ;
 	attr->max_cqe = METAROCE_MAX_CQE;
 	attr->max_mr = METAROCE_MAX_MR;
+	attr->max_mw = METAROCE_MAX_MR;		/* shared with the MRs */
 	attr->max_pd = METAROCE_MAX_PD;
 	attr->max_qp_rd_atom = METAROCE_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = METAROCE_MAX_QP_INIT_RD_ATOM;
@@ -244,6 +247,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 
 	.alloc_hw_port_stats = metaroce_alloc_hw_port_stats,
 	.alloc_mr = metaroce_alloc_mr,
+	.alloc_mw = metaroce_alloc_mw,
 	.alloc_pd = metaroce_alloc_pd,
 	.alloc_ucontext = metaroce_alloc_ucontext,
 	.create_ah = metaroce_create_ah,
@@ -252,6 +256,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 	.create_srq = metaroce_create_srq,
 	.create_user_ah = metaroce_create_ah,
 	.dealloc_driver = metaroce_dealloc_driver,
+	.dealloc_mw = metaroce_dealloc_mw,
 	.dealloc_pd = metaroce_dealloc_pd,
 	.dealloc_ucontext = metaroce_dealloc_ucontext,
 	.dereg_mr = metaroce_dereg_mr,
@@ -286,6 +291,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, metaroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, metaroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, metaroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, metaroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, metaroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, metaroce_srq, ibsrq),

@@ -24,6 +24,8 @@ struct ib_mr *metaroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type mr_type,
 int metaroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 		       int sg_nents, unsigned int *sg_offset);
 int metaroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int metaroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int metaroce_dealloc_mw(struct ib_mw *ibmw);
 
 /* cq.c */
 int metaroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -171,6 +171,72 @@ static int metaroce_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ MW */
+
+static struct ibv_mw *metaroce_alloc_mw(struct ibv_pd *pd,
+					enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+
+	return mw;
+}
+
+static int metaroce_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+
+	free(mw);
+	return 0;
+}
+
+static int metaroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			      struct ibv_send_wr **bad_wr);
+
+/*
+ * ibv_bind_mw (type 1): a BIND_MW work request with the next rkey; the
+ * window has it from now on (an error completion means the consumer
+ * keeps the old one, as rdma-core's providers do).
+ */
+static int metaroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+			    struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	int ret;
+
+	wr.wr_id = mw_bind->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = mw_bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+
+	ret = metaroce_post_send(qp, &wr, &bad);
+	if (ret)
+		return ret;
+
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ CQ */
 
 static struct ibv_cq *metaroce_create_cq(struct ibv_context *context, int cqe,
@@ -836,6 +902,7 @@ static bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
 		return type == IBV_QPT_RC;
 	default:
 		return false;
@@ -864,6 +931,9 @@ static int metaroce_check_send_wr(struct metaroce_qp *qp,
 		return EINVAL;
 	if (metaroce_opcode_is_atomic(wr->opcode) && wr->num_sge != 1)
 		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return wr->bind_mw.mw && wr->bind_mw.mw->pd == qp->vqp.qp.pd &&
+		       !(wr->send_flags & IBV_SEND_INLINE) ? 0 : EINVAL;
 
 	if (!(wr->send_flags & IBV_SEND_INLINE)) {
 		if ((uint32_t)wr->num_sge > qp->sq.max_sge)
@@ -881,6 +951,20 @@ static int metaroce_check_send_wr(struct metaroce_qp *qp,
 	}
 
 	return 0;
+}
+
+/* The BIND_MW part of a WQE (layout: metaroce-abi.h). */
+static void metaroce_build_bind(struct metaroce_send_wqe *wqe, uint32_t rkey,
+				const struct ibv_mw_bind_info *bi)
+{
+	wqe->ex_imm_data = rkey;
+	wqe->num_sge = 0;
+	wqe->inline_len = 0;
+	wqe->send_flags &= ~IBV_SEND_INLINE;
+	wqe->wr.atomic.remote_addr = bi->addr;
+	wqe->wr.atomic.compare_add = bi->length;
+	wqe->wr.atomic.swap = bi->mw_access_flags;
+	wqe->wr.atomic.rkey = bi->mr && bi->length ? bi->mr->lkey : 0;
 }
 
 static void metaroce_build_send_wqe(struct metaroce_qp *qp,
@@ -918,6 +1002,12 @@ static void metaroce_build_send_wqe(struct metaroce_qp *qp,
 			wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
 		}
 		break;
+	}
+
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		metaroce_build_bind(wqe, wr->bind_mw.rkey,
+				    &wr->bind_mw.bind_info);
+		return;
 	}
 
 	if (wr->send_flags & IBV_SEND_INLINE) {
@@ -1161,6 +1251,23 @@ static void metaroce_wr_local_inv(struct ibv_qp_ex *ex, uint32_t rkey)
 		wqe->ex_imm_data = rkey;
 }
 
+static void metaroce_wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw,
+				uint32_t rkey,
+				const struct ibv_mw_bind_info *bind_info)
+{
+	struct metaroce_qp *qp = ex_to_mqp(ex);
+	struct metaroce_send_wqe *wqe;
+
+	if (!qp->wr_err && (!mw || mw->pd != qp->vqp.qp.pd ||
+			    mw->type != IBV_MW_TYPE_2)) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	wqe = metaroce_wr_new(ex, IBV_WR_BIND_MW);
+	if (wqe)
+		metaroce_build_bind(wqe, rkey, bind_info);
+}
+
 /* The WQE set_* applies to: one that carries data. */
 static struct metaroce_send_wqe *metaroce_wr_data(struct ibv_qp_ex *ex)
 {
@@ -1168,7 +1275,8 @@ static struct metaroce_send_wqe *metaroce_wr_data(struct ibv_qp_ex *ex)
 
 	if (qp->wr_err)
 		return NULL;
-	if (!qp->wr_cur || qp->wr_cur->opcode == IBV_WR_LOCAL_INV) {
+	if (!qp->wr_cur || qp->wr_cur->opcode == IBV_WR_LOCAL_INV ||
+	    qp->wr_cur->opcode == IBV_WR_BIND_MW) {
 		qp->wr_err = EINVAL;
 		return NULL;
 	}
@@ -1298,7 +1406,8 @@ static void metaroce_wr_abort(struct ibv_qp_ex *ex)
 				 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
 				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |	\
 				 IBV_QP_EX_WITH_LOCAL_INV |		\
-				 IBV_QP_EX_WITH_SEND_WITH_INV)
+				 IBV_QP_EX_WITH_SEND_WITH_INV |		\
+				 IBV_QP_EX_WITH_BIND_MW)
 
 static void metaroce_set_send_ops(struct metaroce_qp *qp, uint64_t ops)
 {
@@ -1330,6 +1439,8 @@ static void metaroce_set_send_ops(struct metaroce_qp *qp, uint64_t ops)
 		ex->wr_atomic_fetch_add = metaroce_wr_atomic_fetch_add;
 	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
 		ex->wr_local_inv = metaroce_wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		ex->wr_bind_mw = metaroce_wr_bind_mw;
 }
 
 /*
@@ -1472,6 +1583,9 @@ static const struct verbs_context_ops metaroce_ctx_ops = {
 	.alloc_pd = metaroce_alloc_pd,
 	.dealloc_pd = metaroce_dealloc_pd,
 	.reg_mr = metaroce_reg_mr,
+	.alloc_mw = metaroce_alloc_mw,
+	.dealloc_mw = metaroce_dealloc_mw,
+	.bind_mw = metaroce_bind_mw,
 	.dereg_mr = metaroce_dereg_mr,
 	.create_cq = metaroce_create_cq,
 	.create_cq_ex = metaroce_create_cq_ex,

@@ -25,7 +25,7 @@ gcc -Wall -Wextra -Wno-missing-field-initializers -O2 -o "$BIN" \
 	"$ROOT/selftests/verbs/conformance.c" -libverbs ||
 	lab_fatal "cannot build conformance.c"
 # The sections metaroce implements so far (all: CONF_SECTIONS=all).
-SEC=(-s "${CONF_SECTIONS:-mw_bind_mr,cq_ex,qp_ex}")
+SEC=(-s "${CONF_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,mw}")
 [ "$CONF_SECTIONS" = all ] && SEC=()
 RXE_SEC=(-s "${CONF_RXE_SECTIONS:-mw_bind_mr,cq_ex,qp_ex}")
 

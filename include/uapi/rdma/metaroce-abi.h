@@ -110,6 +110,13 @@ struct metaroce_recv_wqe {
  * numbering (enum ib_uverbs_wr_opcode) and send_flags enum ibv_send_flags.
  * With IBV_SEND_INLINE, inline_len bytes of payload follow the header in
  * place of the SGE list.
+ *
+ * IBV_WR_BIND_MW (type 1 windows through ibv_bind_mw, type 2 through
+ * IBV_WR_BIND_MW / ibv_wr_bind_mw) uses wr.atomic: remote_addr = the
+ * window's address, compare_add = its length (0: unbind a type 1 window),
+ * swap = its access (IBV_ACCESS_REMOTE_*), rkey = the MR's lkey; and
+ * ex_imm_data = the window's new rkey (same index as the one alloc_mw
+ * returned, the low 8 bits the consumer's). No SGEs.
  */
 struct metaroce_send_wqe {
 	__aligned_u64 wr_id;

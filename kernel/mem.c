@@ -27,13 +27,16 @@
 
 /*
  * IB_ACCESS_MW_BIND: memory windows may be bound to the MR; applications
- * pass it routinely (rxe accepts it too).
+ * pass it routinely (rxe accepts it too). IB_ZERO_BASED: the consumer
+ * registers with iova 0 and addresses the MR by offset, which the
+ * iova-based translation does already (windows refuse such MRs).
  */
 #define METAROCE_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
 				   IB_ACCESS_REMOTE_WRITE | \
 				   IB_ACCESS_REMOTE_READ | \
 				   IB_ACCESS_REMOTE_ATOMIC | \
-				   IB_ACCESS_MW_BIND)
+				   IB_ACCESS_MW_BIND | \
+				   IB_ZERO_BASED)
 
 /* The window in a mdev->mrs slot, or NULL if it holds an MR (or nothing). */
 static struct metaroce_mw *metaroce_xa_mw(void *entry)
@@ -391,8 +394,9 @@ static int metaroce_mw_bind(struct metaroce_dev *mdev, struct ib_pd *pd,
 		if (!mr || mr->ibmr.lkey != lkey || mr->ibmr.pd != pd ||
 		    mr->type != METAROCE_MR_USER)
 			goto out;
-		if (!(mr->access & IB_ACCESS_MW_BIND))
-			goto out;	/* C10-73 */
+		if (!(mr->access & IB_ACCESS_MW_BIND) ||
+		    (mr->access & IB_ZERO_BASED))
+			goto out;	/* C10-73; zero-based MRs: rxe's rule */
 		if ((access & (IB_ACCESS_REMOTE_WRITE |
 			       IB_ACCESS_REMOTE_ATOMIC)) &&
 		    !(mr->access & IB_ACCESS_LOCAL_WRITE))

@@ -612,6 +612,22 @@ static int metaroce_post_recv_ring(struct metaroce_wq *wq,
 
 static int metaroce_ring_doorbell(struct ibv_qp *ibqp);
 
+/*
+ * IBA 11.4.1.1: posting to a send queue in RESET, INIT or RTR is an
+ * immediate error (libibverbs tracks the state this process set).
+ */
+static bool metaroce_sq_open(struct ibv_qp *ibqp)
+{
+	switch (ibqp->state) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		return false;
+	default:
+		return true;
+	}
+}
+
 static int metaroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			      struct ibv_recv_wr **bad_wr)
 {
@@ -620,8 +636,12 @@ static int metaroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 	*bad_wr = NULL;
 
-	if (!qp->rq.ring.hdr) {
-		/* attached to an SRQ, or created without receive queue */
+	if (!qp->rq.ring.hdr || ibqp->state == IBV_QPS_RESET) {
+		/*
+		 * Attached to an SRQ, or created without receive queue; or
+		 * in RESET, where IBA 11.4.1.2 makes posting an immediate
+		 * error (INIT and RTR accept receives).
+		 */
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -1066,7 +1086,7 @@ static int metaroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	*bad_wr = NULL;
 
-	if (!sq->ring.hdr) {
+	if (!sq->ring.hdr || !metaroce_sq_open(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -1126,7 +1146,7 @@ static void metaroce_wr_start(struct ibv_qp_ex *ex)
 	qp->wr_err = 0;
 	qp->wr_n = 0;
 	qp->wr_cur = NULL;
-	if (!qp->sq.ring.hdr) {
+	if (!qp->sq.ring.hdr || !metaroce_sq_open(&qp->vqp.qp)) {
 		qp->wr_err = EINVAL;
 		return;
 	}

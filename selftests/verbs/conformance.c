@@ -15,7 +15,11 @@
  *  - mw: memory windows type 1 (ibv_bind_mw) and type 2 (wr_bind_mw,
  *    IBV_WR_BIND_MW, LOCAL_INV, SEND_WITH_INV), remote WRITE/READ/atomic
  *    through the window's rkey inside its bounds and rights and
- *    IBV_WC_REM_ACCESS_ERR outside them.
+ *    IBV_WC_REM_ACCESS_ERR outside them;
+ *  - errors: posting per QP state (send before RTS and receive in RESET
+ *    are immediate errors), LOC_PROT_ERR for a bad lkey or an SGE past
+ *    its MR, LOC_LEN_ERR / REM_INV_REQ_ERR for a too-small receive, RNR
+ *    with rnr_retry 7 (waits, then completes), zero-based MRs.
  *
  *   cc -o conformance conformance.c -libverbs
  *   conformance [-R] [-s SECTIONS] DEV
@@ -1069,6 +1073,209 @@ out:
 	ibv_destroy_cq(cq);
 }
 
+/* ----------------------------------------------------- IB error semantics */
+
+static struct ibv_qp *plain_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 2 },
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+static int post_send1(struct ibv_qp *qp, enum ibv_wr_opcode op, void *addr,
+		      uint32_t len, uint32_t lkey, uint64_t raddr,
+		      uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x1234, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static void test_errors(struct ibv_pd *pd)
+{
+	static uint8_t buf[BUF_SZ] __attribute__((aligned(4096)));
+	static uint8_t dst[BUF_SZ] __attribute__((aligned(4096)));
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *mr = NULL, *dmr = NULL, *zmr;
+	struct ibv_qp_attr qattr;
+	struct ibv_qp_init_attr qinit;
+	struct ibv_wc wc, wc2;
+	struct ibv_cq *cq;
+	int ret, i, got;
+	bool okr, oks;
+
+	cq = ibv_create_cq(ctx, 128, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE);
+	dmr = ibv_reg_mr(pd, dst, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!cq || !mr || !dmr)
+		goto out;
+
+	/* Posting rules per state (IBA 11.4.1.1: SQ immediate error before
+	 * RTS; RQ immediate error in RESET). */
+	qa = plain_qp(pd, cq);
+	qb = plain_qp(pd, cq);
+	if (!qa || !qb)
+		goto out;
+	ret = post_send1(qa, IBV_WR_SEND, buf, 8, mr->lkey, 0, 0);
+	CHECK(ret, "post_send in RESET -> immediate error (%s)", strerror(ret));
+	ret = post_recv(qa, 1, buf, 8, mr->lkey);
+	CHECK(ret, "post_recv in RESET -> immediate error (%s)", strerror(ret));
+	to_init(qa, IBV_ACCESS_REMOTE_WRITE);
+	ret = post_send1(qa, IBV_WR_SEND, buf, 8, mr->lkey, 0, 0);
+	CHECK(ret, "post_send in INIT -> immediate error (%s)", strerror(ret));
+	ret = post_recv(qa, 2, buf, 8, mr->lkey);
+	CHECK(!ret, "post_recv in INIT accepted (%s)", strerror(ret));
+	to_init(qb, IBV_ACCESS_REMOTE_WRITE);
+	rc_to_rtr(qa, qb->qp_num, 300);
+	ret = post_send1(qa, IBV_WR_SEND, buf, 8, mr->lkey, 0, 0);
+	CHECK(ret, "post_send in RTR -> immediate error (%s)", strerror(ret));
+	rc_to_rtr(qb, qa->qp_num, 400);
+	rc_to_rts(qa, 400);
+	rc_to_rts(qb, 300);
+	CHECK(!poll_one(cq, &wc, 0.5), "nothing posted before RTS was executed");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	qa = qb = NULL;
+	drain(cq);
+
+	/* Bad lkey: LOC_PROT_ERR, the QP goes to ERR. */
+	qa = plain_qp(pd, cq);
+	qb = plain_qp(pd, cq);
+	if (!qa || !qb || connect_pair(qa, qb))
+		goto out;
+	ret = post_send1(qa, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey ^ 0x80,
+			 (uintptr_t)dst, dmr->rkey);
+	CHECK(!ret && poll_one(cq, &wc, 10) &&
+	      wc.status == IBV_WC_LOC_PROT_ERR,
+	      "WRITE with a bad lkey -> LOC_PROT_ERR (%s)",
+	      ret ? "post failed" : ibv_wc_status_str(wc.status));
+	CHECK(!ibv_query_qp(qa, &qattr, IBV_QP_STATE, &qinit) &&
+	      qattr.qp_state == IBV_QPS_ERR, "QP in ERR after it (%d)",
+	      qattr.qp_state);
+	/* Local SGE outside its MR: also a protection error. */
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	drain(cq);
+	qa = plain_qp(pd, cq);
+	qb = plain_qp(pd, cq);
+	if (!qa || !qb || connect_pair(qa, qb))
+		goto out;
+	ret = post_send1(qa, IBV_WR_RDMA_WRITE, buf + BUF_SZ - 4, 8, mr->lkey,
+			 (uintptr_t)dst, dmr->rkey);
+	CHECK(!ret && poll_one(cq, &wc, 10) &&
+	      wc.status == IBV_WC_LOC_PROT_ERR,
+	      "WRITE with an SGE past its MR -> LOC_PROT_ERR (%s)",
+	      ret ? "post failed" : ibv_wc_status_str(wc.status));
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	drain(cq);
+
+	/* Too-small receive: LOC_LEN_ERR there, REM_INV_REQ_ERR here. */
+	qa = plain_qp(pd, cq);
+	qb = plain_qp(pd, cq);
+	if (!qa || !qb || connect_pair(qa, qb))
+		goto out;
+	post_recv(qb, 0x51, dst, 100, dmr->lkey);
+	ret = post_send1(qa, IBV_WR_SEND, buf, 101, mr->lkey, 0, 0);
+	okr = oks = false;
+	for (got = 0; got < 2 && poll_one(cq, &wc, 10); got++) {
+		if (wc.wr_id == 0x51)
+			okr = wc.status == IBV_WC_LOC_LEN_ERR;
+		else
+			oks = wc.status == IBV_WC_REM_INV_REQ_ERR;
+		printf("#     %s: %s\n", wc.wr_id == 0x51 ? "recv" : "send",
+		       ibv_wc_status_str(wc.status));
+	}
+	CHECK(!ret && okr, "101 bytes into a 100-byte receive -> LOC_LEN_ERR");
+	CHECK(!ret && oks, "its SEND -> REM_INV_REQ_ERR");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	drain(cq);
+
+	/* RNR with rnr_retry 7 (infinite): waits, then completes. */
+	qa = plain_qp(pd, cq);
+	qb = plain_qp(pd, cq);
+	if (!qa || !qb || connect_pair(qa, qb))
+		goto out;
+	fill(buf, 3000, 61);
+	memset(dst, 0, 4096);
+	ret = post_send1(qa, IBV_WR_SEND, buf, 3000, mr->lkey, 0, 0);
+	CHECK(!ret && !poll_one(cq, &wc, 3),
+	      "SEND without a receive, rnr_retry 7: no completion in 3 s");
+	post_recv(qb, 0x61, dst, 4096, dmr->lkey);
+	okr = oks = false;
+	for (got = 0; got < 2 && poll_one(cq, &wc, 20); got++) {
+		if (wc.wr_id == 0x61)
+			okr = wc.status == IBV_WC_SUCCESS && wc.byte_len == 3000;
+		else
+			oks = wc.status == IBV_WC_SUCCESS;
+	}
+	CHECK(okr && oks && bad_byte(dst, 3000, 61) < 0,
+	      "after the receive is posted both complete, payload intact");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	qa = qb = NULL;
+	drain(cq);
+
+	/* Zero-based MR: remote addresses are offsets. */
+	zmr = ibv_reg_mr_iova(pd, dst, BUF_SZ, 0, IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			      IBV_ACCESS_ZERO_BASED);
+	CHECK(zmr, "reg_mr_iova 0 ZERO_BASED (%s)",
+	      zmr ? "ok" : strerror(errno));
+	qa = plain_qp(pd, cq);
+	qb = plain_qp(pd, cq);
+	if (zmr && qa && qb && !connect_pair(qa, qb)) {
+		memset(dst, 0, 8192);
+		fill(buf, 500, 62);
+		ret = post_send1(qa, IBV_WR_RDMA_WRITE, buf, 500, mr->lkey, 4000,
+				 zmr->rkey);
+		CHECK(!ret && poll_one(cq, &wc, 10) &&
+		      wc.status == IBV_WC_SUCCESS &&
+		      bad_byte(dst + 4000, 500, 62) < 0 && !dst[3999] &&
+		      !dst[4500], "WRITE at offset 4000 of a zero-based MR (%s)",
+		      ret ? "post failed" : ibv_wc_status_str(wc.status));
+		memset(buf, 0, 600);
+		ret = post_send1(qa, IBV_WR_RDMA_READ, buf, 500, mr->lkey, 4000,
+				 zmr->rkey);
+		CHECK(!ret && poll_one(cq, &wc2, 10) &&
+		      wc2.status == IBV_WC_SUCCESS &&
+		      bad_byte(buf, 500, 62) < 0, "READ it back");
+		ret = post_send1(qa, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey,
+				 BUF_SZ - 4, zmr->rkey);
+		CHECK(!ret && poll_one(cq, &wc, 10) &&
+		      wc.status == IBV_WC_REM_ACCESS_ERR,
+		      "WRITE past its end -> REM_ACCESS_ERR (%s)",
+		      ret ? "post failed" : ibv_wc_status_str(wc.status));
+	}
+	if (zmr)
+		ibv_dereg_mr(zmr);
+	for (i = 0; i < 1; i++)
+		drain(cq);
+out:
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (dmr)
+		ibv_dereg_mr(dmr);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -1111,6 +1318,8 @@ int main(int argc, char **argv)
 	}
 	if (want("mw"))
 		test_mw(pd);
+	if (want("errors"))
+		test_errors(pd);
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
 	ibv_close_device(ctx);

@@ -102,6 +102,7 @@ static void test_post_send(void)
 	qp.vqp.qp.context = &ctx;
 	qp.vqp.qp.handle = 7;
 	qp.vqp.qp.qp_type = IBV_QPT_RC;
+	qp.vqp.qp.state = IBV_QPS_RTS;	/* sends need RTS (IBA 11.4.1.1) */
 	qp.sq.max_sge = 2;
 	qp.sq.max_inline = 64;
 	pthread_spin_init(&qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
@@ -206,6 +207,12 @@ static void test_post_send(void)
 	CHECK(metaroce_post_send(&qp.vqp.qp, &wr[2], &bad) == EINVAL);
 
 	/* a QP created with no send queue has no ring */
+	/* IBA 11.4.1.1: sends before RTS are immediate errors */
+	qp.vqp.qp.state = IBV_QPS_RTR;
+	CHECK(metaroce_post_send(&qp.vqp.qp, &wr[1], &bad) == EINVAL);
+	CHECK(bad == &wr[1]);
+	qp.vqp.qp.state = IBV_QPS_RTS;
+
 	qp.sq.ring.hdr = NULL;
 	CHECK(metaroce_post_send(&qp.vqp.qp, &wr[1], &bad) == EINVAL);
 	CHECK(bad == &wr[1]);
@@ -225,6 +232,7 @@ static void test_post_recv(void)
 	void *mem;
 	int i;
 
+	qp.vqp.qp.state = IBV_QPS_INIT;	/* receives need more than RESET */
 	qp.rq.max_sge = 1;
 	pthread_spin_init(&qp.rq.lock, PTHREAD_PROCESS_PRIVATE);
 	mem = fake_queue(&qp.rq.ring, 2, 32);

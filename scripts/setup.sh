@@ -44,6 +44,7 @@ PKGS=(
 	# selftests/lab/consumers-*.sh: the RDMA stacks people run
 	nfs-kernel-server qperf fio libfabric-bin openmpi-bin libopenmpi-dev
 	ucx-utils open-iscsi targetcli-fb
+	python3-pyverbs	# selftests/lab/pyverbs.sh: rdma-core's test suite
 )
 
 SRC_LIST=/etc/apt/sources.list.d/metaroce-trixie-src.sources

@@ -145,7 +145,8 @@ struct metaroce_udp;
 struct sock *metaroce_udp_sk(struct metaroce_udp *udp, int family);
 
 /* ------------------------------------------------------------------
- * Internal to the transport files (tx.c, rx.c, resp.c, comp.c, xmit.c).
+ * Internal to the transport files (tx.c, timers.c, build.c, wqe.c, hooks.c,
+ * rx.c, env.c, resp.c, comp.c, xmit.c).
  */
 #ifdef METAROCE_TP_INTERNAL
 
@@ -249,9 +250,12 @@ struct metaroce_tp_ctx {
 
 extern const struct mrc_env_ops metaroce_tp_env_ops;
 
-/* Set up @e for a call into the engines of @qp (resp.c). */
+/* Set up @e for a call into the engines of @qp (env.c). */
 void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,
 		     struct metaroce_qp *qp, struct sk_buff_head *out);
+int metaroce_tp_post_rcqe(struct metaroce_qp *qp, u64 wr_id, u8 status,
+			  u8 opcode, u32 byte_len, u32 imm, u32 src_qp,
+			  u8 wc_flags, bool solicited);
 
 /* xmit.c */
 struct sk_buff *metaroce_tp_alloc_skb(u32 len);
@@ -260,21 +264,39 @@ void metaroce_tp_xmit_queue(struct metaroce_qp *qp, struct sk_buff_head *q);
 void metaroce_tp_txq_purge(struct metaroce_qp *qp);
 bool metaroce_tp_skb_ce(const struct sk_buff *skb);
 
-/* tx.c */
+/* tx.c: the send loop */
 void metaroce_tp_schedule(struct metaroce_qp *qp);
 void metaroce_tp_run_inline(struct metaroce_qp *qp);
-void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart);
-void metaroce_tp_fetch(struct metaroce_qp *qp);
-void metaroce_tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w);
+void metaroce_tp_work(struct work_struct *work);
+void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q);
+
+/* timers.c */
 extern unsigned int metaroce_tp_rto_floor_us;
 u64 metaroce_tp_ib_timeout_us(u8 timeout);
+void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart);
+void metaroce_tp_timers_init(struct metaroce_tp *tp);
+
+/* build.c: packets */
 struct sk_buff *metaroce_tp_build(struct metaroce_qp *qp,
 				  struct mrc_pkt *p, const void *payload);
 struct sk_buff *metaroce_tp_build_begin(const struct mrc_pkt *p,
 					void **payload);
 void metaroce_tp_build_end(struct sk_buff *skb);
-void metaroce_tp_complete(struct metaroce_qp *qp, struct sk_buff_head *out);
-void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q);
+struct sk_buff *metaroce_tp_probe_skb(struct metaroce_qp *qp, u32 psn,
+				      u16 sport);
+struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp, u32 psn,
+				      u32 ppsn, u8 path, bool retx);
+struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
+				    struct mrc_swqe *w);
+
+/* wqe.c: send WQEs */
+u32 metaroce_tp_swqe_size(struct metaroce_qp *qp);
+void metaroce_tp_fetch(struct metaroce_qp *qp);
+void metaroce_tp_local_op(struct metaroce_qp *qp, struct mrc_swqe *w);
+void metaroce_tp_flush_sq(struct metaroce_qp *qp);
+
+/* hooks.c: QP hooks */
+void metaroce_tp_flush(struct metaroce_qp *qp);
 
 /* resp.c */
 void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
@@ -293,6 +315,7 @@ bool metaroce_tp_renak(struct metaroce_qp *qp, const struct mrc_pkt *p,
 void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out);
 
 /* comp.c */
+void metaroce_tp_complete(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 			  struct sk_buff_head *out);
 int metaroce_tp_comp_resp(struct metaroce_qp *qp, const struct mrc_pkt *p,

@@ -282,6 +282,12 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 			f->badwqe = 2;
 		else if (!strcmp(tok, "access"))
 			f->access = 1;
+		else if (!strcmp(tok, "rnrx")) {
+			/* RNR retries run out: needs RNR windows */
+			if (!f->rnr_ppm)
+				f->rnr_ppm = rng_range(r, 10000, 100000);
+			f->rnrx = 1 + rng_below(r, 3);
+		}
 		else if (!strcmp(tok, "spurious"))
 			f->spurious_ppm = rng_range(r, 1000, 20000);
 		else
@@ -323,6 +329,13 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 		f->invread = rng_below(r, 2);
 		if (f->badwqe && rng_below(r, 2))
 			f->badwqe = 2;
+		/*
+		 * A finite rnr_retry (0..2) in half of the runs with RNR
+		 * windows, derived from rnr_ppm rather than drawn: every
+		 * other fault of a seed stays what it was before rnrx.
+		 */
+		if (f->rnr_ppm && !(f->rnr_ppm & 1))
+			f->rnrx = 1 + (f->rnr_ppm >> 2) % 3;
 	}
 	return 0;
 }

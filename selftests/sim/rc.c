@@ -92,11 +92,30 @@ struct rc_conn;
 /* Faults after which an error completion / QP error is legitimate. */
 static bool rc_err_faults(void)
 {
-	return W.f.dereg || W.f.qp_err || W.f.access || W.f.badwqe;
+	return W.f.dereg || W.f.qp_err || W.f.access || W.f.badwqe ||
+	       W.f.rnrx;
 }
 #ifdef SIM_HAVE_REQ
 static const struct mrc_rsp *fq_b_head(struct rc_conn *c);
 #endif
+
+/*
+ * Longest SEND: with "rnrx" long enough that an RNR NAK may come back
+ * while the message is still being segmented.
+ */
+static u32 rc_send_max(void)
+{
+	return (W.f.rnrx ? 16 : 4) * ep_mtu;
+}
+
+/* The requester QPs' rnr_retry: 7 (infinite) unless "rnrx". */
+static u8 rc_rnr_retry(void)
+{
+	if (!W.f.rnrx)
+		return 7;
+	COV(f_rnrx);
+	return (u8)(W.f.rnrx - 1);
+}
 
 struct rc_conn {
 	struct ep req, rsp;	/* requester QP, responder QP */
@@ -298,7 +317,7 @@ static void rc_post_recv(struct rc_conn *c)
 		return;
 	w = &c->rq[c->rq_posted];
 	w->wr_id = 0x1000 + c->rq_posted;
-	w->length = 4 * ep_mtu + 64;
+	w->length = rc_send_max() + 64;
 	w->buf = calloc(1, w->length);
 	if (!w->buf)
 		abort();
@@ -1285,7 +1304,7 @@ static bool creq_fetch(struct rc_conn *c)
 	sw->rd_atomic = wr_is_rdat(w);
 	sw->signaled = 1;
 	sw->status = MRC_WC_SUCCESS;
-	sw->rnr_left = 7;
+	sw->rnr_left = rc_rnr_retry();
 	sw->num_sge = 1;
 	w->posted = true;
 	c->next_wr++;
@@ -1620,7 +1639,7 @@ static void creq_start(struct rc_conn *c, u32 isn, u32 npaths)
 	q->cfg.ib_timeout_us = 67108;	/* IB timeout 14 */
 	q->cfg.rto_floor_us = 2000;
 	q->cfg.retry_cnt = 7;
-	q->cfg.rnr_retry = 7;
+	q->cfg.rnr_retry = rc_rnr_retry();
 	mrc_sb_init(&q->sb, isn, 0, MRC_DUPTHRESH_DEFAULT);
 	mrc_path_cfg_default(&cfg);
 	cfg.npaths = npaths;
@@ -1937,7 +1956,7 @@ static void fq_sq_fetch(void *ctx)
 	sw->rd_atomic = wr_is_rdat(w);
 	sw->signaled = 1;
 	sw->status = MRC_WC_SUCCESS;
-	sw->rnr_left = 7;
+	sw->rnr_left = rc_rnr_retry();
 	sw->num_sge = 1;
 	sw->send_flags = (w->fence ? MRC_SEND_FENCE : 0) |
 			 ((w->imm & 1) ? MRC_SEND_SOLICITED : 0);
@@ -2103,7 +2122,7 @@ static void fq_cfg(struct fq *f)
 	g->mtu = ep_mtu;
 	g->max_rd_atomic = f->creq ? f->creq->rd_atomic : 1;
 	g->retry_cnt = 7;
-	g->rnr_retry = 7;
+	g->rnr_retry = rc_rnr_retry();
 	g->ud = 0;
 	g->running = 1;
 }
@@ -2594,7 +2613,7 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 						min_t(u32, span, m->len) / 8);
 				break;
 			default:
-				w->len = rng_range(&W.rng, 0, maxlen);
+				w->len = rng_range(&W.rng, 0, rc_send_max());
 				break;
 			}
 			if (w->kind == WR_READ || w->kind == WR_SEND ||
@@ -2610,7 +2629,7 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 		}
 		if (tries == 20) {
 			w->kind = WR_SEND;
-			w->len = rng_range(&W.rng, 0, maxlen);
+			w->len = rng_range(&W.rng, 0, rc_send_max());
 		}
 		if (w->kind == WR_SEND_INV) {
 			/* the WRITE just before targets the MR to invalidate */
@@ -3216,14 +3235,15 @@ void scn_rc(void)
 	lives = W.f.reset ? 2 : 1;
 	snprintf(W.what, sizeof(W.what),
 		 "rc: %u qps x %u WRs x %u lives, mtu %u, %s%s requester, "
-		 "faults %s%s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
+		 "faults %s%s%s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
 		 rc[0].fq[0] ? "engines" : rc[0].use_comp ? "completer" :
 		 "sim", rc_n < 2 ? "" : rc[1].fq[0] ? "+engines" :
 		 rc[1].use_comp ? "+completer" : "+sim",
 		 W.f.loss_ppm || W.f.burst_ppm ? "loss " : "",
 		 W.f.reorder_ppm ? "reorder " : "", W.f.dup_ppm ? "dup " : "",
 		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr " : "",
-		 W.f.access ? "access " : "", W.f.badwqe ? "badwqe" : "");
+		 W.f.access ? "access " : "", W.f.badwqe ? "badwqe " : "",
+		 W.f.rnrx ? "rnrx" : "");
 	W.step_check = rc_check;
 	for (i = 0; i < lives; i++) {
 		if (i) {

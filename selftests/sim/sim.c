@@ -5,7 +5,7 @@
  *   sim [--seeds N] [--seed S] [--scenario stream|rc|all]
  *       [--faults all|none|loss,burst,reorder,dup,corrupt,blackhole,
  *                 flap,spike,rnr,dereg,qperr,reset,spurious,access,
- *                 stale,invread,badwqe,badwqe2]
+ *                 stale,invread,badwqe,badwqe2,rnrx]
  *       [--ops N] [--coverage] [--quiet] [-v]
  *
  * Runs seeds S, S+1, ..., S+N-1 (S defaults to 1). Each run is fully
@@ -40,7 +40,7 @@ static void usage(void)
 		"SPEC: all (default: each fault on in some runs), none, or a\n"
 		"      list of loss,burst,reorder,dup,corrupt,blackhole,flap,\n"
 		"      spike,rnr,dereg,qperr,reset,spurious,access,stale,invread,\n"
-		"      badwqe,badwqe2\n");
+		"      badwqe,badwqe2,rnrx\n");
 	exit(2);
 }
 

@@ -99,6 +99,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(f_spurious_retx, "fault: requester resends an acked PSN") \
 	X(f_access, "fault: QP without a remote access right") \
 	X(f_badwqe, "fault: an invalid send WQE") \
+	X(f_rnrx, "fault: RNR retries exceeded (finite rnr_retry)") \
 	X(resp_placed, "responder: packet placed") \
 	X(resp_drop, "responder: packet left uncommitted") \
 	X(resp_held, "responder: WRITE last packet held") \
@@ -186,6 +187,7 @@ struct sim_faults {
 	u32 stale;		/* reset: the old life's packets stay in flight */
 	u32 invread;		/* SEND_WITH_INV of an MR READ earlier */
 	u32 badwqe;		/* runs: one WQE is invalid (engines) */
+	u32 rnrx;		/* rnr_retry = rnrx - 1 (0: infinite, 7) */
 };
 
 /* Named fault mixes for --faults (comma separated, "all", "none"). */

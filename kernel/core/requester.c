@@ -24,6 +24,7 @@ static const char * const req_state_names[MRC_REQS_NSTATES] = {
 	[MRC_REQS_UD] = "ud",
 	[MRC_REQS_SEGMENT] = "segment",
 	[MRC_REQS_BLOCKED] = "blocked",
+	[MRC_REQS_CUT] = "cut",
 	[MRC_REQS_DONE] = "done",
 };
 
@@ -208,11 +209,14 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			 * go on while an error WQE is pending (stop_new), else
 			 * two QPs each with one behind a READ to the other
 			 * wait for each other (protocol.rst "READ and
-			 * atomics"). Never inside a request message.
+			 * atomics"). Never inside a request message: one
+			 * partly sent under stop_new is cut first.
 			 */
 			mid = q->sq_seg != q->sq_head &&
 			      mrc_req_swqe(q, q->sq_seg)->seg_off;
-			if (!mid && !q->failed && mrc_resp_rsp_ready(r))
+			if (mid && q->stop_new && !q->failed)
+				next = MRC_REQS_CUT;
+			else if (!mid && !q->failed && mrc_resp_rsp_ready(r))
 				next = MRC_REQS_RESPOND;
 			else if (q->stop_new || !q->cfg.running)
 				next = MRC_REQS_DONE;
@@ -268,6 +272,23 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			o->idx = q->sq_seg;
 			req_wqe_done(q, w);
 			ret = MRC_REQ_UD;
+			next = MRC_REQS_DONE;
+			break;
+		case MRC_REQS_CUT:
+			/*
+			 * An error WQE is pending (at or before this one): the
+			 * rest of this message is never sent. It ends at its
+			 * last PSN sent, never as a success, so that it
+			 * completes and the responses behind it go out
+			 * (protocol.rst "READ and atomics").
+			 */
+			w = mrc_req_swqe(q, q->sq_seg);
+			if (w->status == MRC_WC_SUCCESS)
+				w->status = MRC_WC_WR_FLUSH_ERR;
+			w->last_psn = q->sb.nxt - 1;
+			w->segmented = 1;
+			q->sq_seg++;
+			ret = MRC_REQ_AGAIN;
 			next = MRC_REQS_DONE;
 			break;
 		case MRC_REQS_BLOCKED:

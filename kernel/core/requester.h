@@ -124,8 +124,9 @@ struct mrc_req {
 	 * the requester until MRC_TIMER_RNR fires. tlp_armed: MRC_TIMER_RTO
 	 * is a tail-loss probe; tlp_done: one was sent since the last
 	 * cumulative progress. stop_new: an error WQE is pending, no new
-	 * request is sent (READ/atomic responses still are). failed: the QP is going to ERR (any engine, through
-	 * qp_error); nothing more completes. want_tx: an ACK or response
+	 * request is sent (READ/atomic responses still are; a partly sent
+	 * message is cut, MRC_REQS_CUT). failed: the QP is going to ERR
+	 * (any engine, through qp_error); nothing more completes. want_tx: an ACK or response
 	 * opened the window, the requester should run. probe_due: send a
 	 * PROBE for probe_psn. undo_armed: a timeout reduced cc at undo_ts
 	 * (tsval clock) and may prove spurious (cc_saved).
@@ -187,6 +188,7 @@ enum mrc_req_state {
 	MRC_REQS_UD,		/* a datagram */
 	MRC_REQS_SEGMENT,	/* the next packet of the WQE at sq_seg */
 	MRC_REQS_BLOCKED,	/* fence, rd_atomic limit, window, paths */
+	MRC_REQS_CUT,		/* stop_new: end a partly sent message */
 	MRC_REQS_DONE,
 	MRC_REQS_NSTATES
 };

@@ -448,6 +448,74 @@ MRC_TEST(req_retx_and_timer)
 	MRC_EXPECT_EQ(q->stop_new, 1);
 }
 
+/*
+ * Sim "rnrx": stop_new while a message is partly segmented (its RNR NAK
+ * came back with no retry left, or its payload could not be read). The
+ * message is cut where it is -- never continued, never completed as a
+ * success -- so that it completes (with its error, or WR_FLUSH_ERR) and
+ * the READ/atomic responses behind it go out.
+ */
+MRC_TEST(req_cuts_partial_message_on_stop_new)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	struct mrc_swqe *w, *w2;
+	struct mrc_rsp *h;
+	u32 first;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 100);
+	w = qt_post(MRC_OP_SEND, 3500, 0);	/* 4 packets */
+	w2 = qt_post(MRC_OP_WRITE, 2500, 0);	/* 3 packets */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	first = o.psn;
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(w->seg_off, 2000);
+	/* the RNR NAK of its first PSN, no retry left */
+	w->status = MRC_WC_RNR_RETRY_EXC_ERR;
+	q->stop_new = 1;
+	h = mrc_rspq_insert(&r->rspq, 5000, 4);
+	h->kind = MRC_RSP_READ;
+	h->rkey = 1;
+	h->va = 0x1000;
+	h->len = 500;
+	mrc_rx_commit(&r->rx, 5000);
+	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
+	/* cut: no packet, the WQE ends at its last PSN sent */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(w->segmented, 1);
+	MRC_EXPECT_EQ(w->first_psn, first);
+	MRC_EXPECT_EQ(w->last_psn, q->sb.nxt - 1);
+	MRC_EXPECT_EQ(w->status, MRC_WC_RNR_RETRY_EXC_ERR);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+	/* the response goes out (between messages again) */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	MRC_EXPECT_EQ(qt_txd(o.psn)->req_psn, 5000);
+	/* nothing new after it */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(w2->seg_off, 0);
+	/* it completes, with its error, without waiting for ACKs */
+	mrc_comp_complete(q, &qt_e);
+	MRC_EXPECT_EQ(q->sq_tail, 1);
+	MRC_EXPECT_EQ(q->failed, 1);
+
+	/* a message cut behind another's error is never a success */
+	qt_setup(q, r, 100);
+	qt_post(MRC_OP_SEND, 10, 0);
+	w = qt_post(MRC_OP_WRITE, 2500, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	mrc_req_swqe(q, 0)->status = MRC_WC_RNR_RETRY_EXC_ERR;
+	q->stop_new = 1;
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(w->status, MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(q->sq_seg, 2);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+}
+
 /* Every state of the step machine was reached by the cases above. */
 MRC_TEST(req_states_covered)
 {
@@ -462,6 +530,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_segments_in_order),
 	  MRC_CASE(req_responses_between_messages),
 	  MRC_CASE(req_responds_while_error_pending),
+	  MRC_CASE(req_cuts_partial_message_on_stop_new),
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),

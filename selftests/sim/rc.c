@@ -1367,6 +1367,17 @@ static void creq_pump(struct ep *e)
 			mrc_req_arm_rto(q, &c->qenv, false);
 			continue;
 		}
+		if (q->stop_new && q->sq_seg != q->sq_head &&
+		    mrc_req_swqe(q, q->sq_seg)->seg_off) {
+			/* requester.c's MRC_REQS_CUT: end a partial message */
+			sw = mrc_req_swqe(q, q->sq_seg);
+			if (sw->status == MRC_WC_SUCCESS)
+				sw->status = MRC_WC_WR_FLUSH_ERR;
+			sw->last_psn = q->sb.nxt - 1;
+			sw->segmented = 1;
+			q->sq_seg++;
+			continue;
+		}
 		if (q->stop_new || !mrc_sb_can_send(&q->sb))
 			break;
 		if (q->sq_seg == q->sq_head && !creq_fetch(c))

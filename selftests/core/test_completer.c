@@ -5,133 +5,17 @@
  * status), the SQ consumer, timers, PROBEs and QP errors observed.
  */
 #include "mrc_test.h"
-#include "completer.h"
+#include "mock_env.h"
 #include "seq.h"
 
-#define CT_NSWQ		16
-#define CT_SWQE		(sizeof(struct mrc_swqe) + 4 * sizeof(struct mrc_sge))
-#define CT_CQE		32
-
-struct ct_env {
-	u64 now;
-	u8 swq[CT_NSWQ * CT_SWQE];
-	u8 local[256];		/* the READ/atomic target of every WQE */
-	u64 cqe_wr_id[CT_CQE];
-	u8 cqe_status[CT_CQE];
-	u32 ncqe;
-	u32 consumed;
-	u32 nerr;
-	bool rto_armed, rnr_armed;
-	u32 rto_us, rnr_us;
-	u32 cnt[MRC_CNT_MAX];
-	u8 seen[MRC_COMP_NSTATES];
-};
-
-static struct ct_env ct;
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-static u64 ct_now(void *ctx)
-{
-	return ct.now;
-}
-
-static int ct_post_scqe(void *ctx, const struct mrc_swqe *w, u8 status)
-{
-	if (ct.ncqe < CT_CQE) {
-		ct.cqe_wr_id[ct.ncqe] = w->wr_id;
-		ct.cqe_status[ct.ncqe] = status;
-	}
-	ct.ncqe++;
-	return 0;
-}
-
-static void ct_sq_consumed(void *ctx, u32 tail)
-{
-	ct.consumed = tail;
-}
-
-static int ct_sq_copy(void *ctx, const struct mrc_swqe *w, u64 offset,
-		      const struct mrc_src *src, u32 len)
-{
-	const u8 *b = (const u8 *)(src->buf ? src->buf : src->pkt) + src->off;
-
-	if (offset + len > sizeof(ct.local))
-		return MRC_COPY_PROT;
-	memcpy(ct.local + offset, b, len);
-	return MRC_COPY_OK;
-}
-
-static void ct_qp_error(void *ctx, u8 event)
-{
-	ct.nerr++;
-}
-
-static void ct_timer_arm(void *ctx, u8 timer, u32 us)
-{
-	if (timer == MRC_TIMER_RTO) {
-		ct.rto_armed = true;
-		ct.rto_us = us;
-	} else if (timer == MRC_TIMER_RNR) {
-		ct.rnr_armed = true;
-		ct.rnr_us = us;
-	}
-}
-
-static void ct_timer_cancel(void *ctx, u8 timer)
-{
-	if (timer == MRC_TIMER_RTO)
-		ct.rto_armed = false;
-}
-
-static bool ct_timer_pending(void *ctx, u8 timer)
-{
-	return timer == MRC_TIMER_RTO ? ct.rto_armed : ct.rnr_armed;
-}
-
-static void ct_count(void *ctx, u8 counter, u32 n)
-{
-	ct.cnt[counter] += n;
-}
-
-static void ct_transition(void *ctx, u8 engine, u8 from, u8 to)
-{
-	if (engine == MRC_ENG_COMP && to < MRC_COMP_NSTATES &&
-	    from < MRC_COMP_NSTATES)
-		ct.seen[from] = ct.seen[to] = 1;
-}
-
-#pragma GCC diagnostic pop
-
-static const struct mrc_env_ops ct_ops = {
-	.now_us = ct_now,
-	.post_scqe = ct_post_scqe,
-	.sq_consumed = ct_sq_consumed,
-	.sq_copy = ct_sq_copy,
-	.qp_error = ct_qp_error,
-	.timer_arm = ct_timer_arm,
-	.timer_cancel = ct_timer_cancel,
-	.timer_pending = ct_timer_pending,
-	.count = ct_count,
-	.transition = ct_transition,
-};
-
-static const struct mrc_env ct_e = { .ops = &ct_ops, .ctx = NULL };
 
 static void ct_setup(struct mrc_req *q, u32 isn)
 {
 	struct mrc_path_cfg cfg;
-	u8 seen[MRC_COMP_NSTATES];
 
-	memcpy(seen, ct.seen, sizeof(seen));
-	memset(&ct, 0, sizeof(ct));
-	memcpy(ct.seen, seen, sizeof(seen));
-	ct.now = 1000000;
+	mock_reset(1000000);
 	memset(q, 0, sizeof(*q));
-	q->swq = ct.swq;
-	q->nswq = CT_NSWQ;
-	q->swqe_size = CT_SWQE;
+	mock_sq(q);
 	mrc_sb_init(&q->sb, isn, 0, MRC_DUPTHRESH_DEFAULT);
 	mrc_path_cfg_default(&cfg);
 	cfg.npaths = 1;
@@ -141,8 +25,8 @@ static void ct_setup(struct mrc_req *q, u32 isn)
 	q->cfg.rto_floor_us = 10000;
 	q->cfg.retry_cnt = 2;
 	q->cfg.rnr_retry = 1;
-	q->progress_us = ct.now;
-	q->heard_us = ct.now;
+	q->progress_us = mk.now;
+	q->heard_us = mk.now;
 }
 
 /* Post and fully segment a WQE of @npkts packets; its index. */
@@ -151,7 +35,7 @@ static u32 ct_wqe(struct mrc_req *q, u8 op, u32 len, u32 npkts, bool sig)
 	u32 idx = q->sq_head++, i, psn, ppsn;
 	struct mrc_swqe *w = mrc_req_swqe(q, idx);
 
-	memset(w, 0, CT_SWQE);
+	memset(w, 0, MK_SWQE);
 	w->wr_id = 100 + idx;
 	w->mrc_op = op;
 	w->len = len;
@@ -160,7 +44,7 @@ static u32 ct_wqe(struct mrc_req *q, u8 op, u32 len, u32 npkts, bool sig)
 	w->rnr_left = q->cfg.rnr_retry;
 	w->rd_atomic = op == MRC_OP_READ_REQ || op == MRC_OP_FETCH_ADD;
 	for (i = 0; i < npkts; i++) {
-		mrc_sb_send_new(&q->sb, 0, ct.now, 0, &psn, &ppsn);
+		mrc_sb_send_new(&q->sb, 0, mk.now, 0, &psn, &ppsn);
 		q->pkt[psn & (MRC_WND - 1)].kind = MRC_TXD_REQ;
 		q->pkt[psn & (MRC_WND - 1)].idx = idx;
 		if (!i)
@@ -192,33 +76,33 @@ MRC_TEST(comp_ack_completes_in_order)
 	ct_wqe(q, MRC_OP_SEND, 3000, 3, true);	/* PSNs 10..12 */
 	ct_wqe(q, MRC_OP_WRITE, 100, 1, false);	/* 13, unsignaled */
 	ct_wqe(q, MRC_OP_SEND, 100, 1, true);	/* 14 */
-	mrc_req_arm_rto(q, &ct_e, true);
-	MRC_EXPECT_TRUE(ct.rto_armed);
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
 	MRC_EXPECT_EQ(q->tlp_armed, 1);		/* a tail-loss probe first */
 	/* cum 12: nothing complete (WQE 0 ends at 12) */
 	ct_ack(&a, 12, MRC_SYN_ACK, 0);
-	MRC_EXPECT_EQ(mrc_comp_ack(q, &ct_e, &a, false), 0);
-	MRC_EXPECT_EQ(ct.ncqe, 0);
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
 	MRC_EXPECT_EQ(q->sq_tail, 0);
 	/* cum 14: WQEs 0 and 1 (unsignaled: no CQE) */
 	ct_ack(&a, 14, MRC_SYN_ACK, 0);
-	mrc_comp_ack(q, &ct_e, &a, false);
-	MRC_ASSERT_TRUE(ct.ncqe == 1);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[0], 100);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
 	MRC_EXPECT_EQ(q->sq_tail, 2);
-	MRC_EXPECT_EQ(ct.consumed, 2);
+	MRC_EXPECT_EQ(mk.consumed, 2);
 	MRC_EXPECT_EQ(q->want_tx, 1);
 	ct_ack(&a, 15, MRC_SYN_ACK, 0);
-	mrc_comp_ack(q, &ct_e, &a, false);
-	MRC_ASSERT_TRUE(ct.ncqe == 2);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[1], 102);
-	MRC_EXPECT_EQ(ct.cqe_status[1], MRC_WC_SUCCESS);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 102);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_SUCCESS);
 	/* nothing outstanding: the timer is off */
-	MRC_EXPECT_FALSE(ct.rto_armed);
-	MRC_EXPECT_EQ(ct.nerr, 0);
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_RTO]);
+	MRC_EXPECT_EQ(mk.nerr, 0);
 	/* an ACK for PSNs never sent is dropped whole */
 	ct_ack(&a, 40, MRC_SYN_ACK, 0);
-	MRC_EXPECT_EQ(mrc_comp_ack(q, &ct_e, &a, false), -1);
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), -1);
 	MRC_EXPECT_EQ(q->sb.una, 15);
 }
 
@@ -235,12 +119,12 @@ MRC_TEST(comp_read_waits_for_response)
 	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* PSN 0 */
 	ct_wqe(q, MRC_OP_SEND, 8, 1, true);		/* PSN 1 */
 	ct_ack(&a, 2, MRC_SYN_ACK, 0);
-	mrc_comp_ack(q, &ct_e, &a, false);
+	mrc_comp_ack(q, &mk_e, &a, false);
 	/* the READ's request is acknowledged, its data is not in */
-	MRC_EXPECT_EQ(ct.ncqe, 0);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
 	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
 	/* the response-wait timer is kept while responses are awaited */
-	MRC_EXPECT_TRUE(ct.rto_armed);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
 	for (i = 0; i < 64; i++)
 		data[i] = (u8)(i * 3 + 1);
 	memset(&p, 0, sizeof(p));
@@ -253,22 +137,22 @@ MRC_TEST(comp_read_waits_for_response)
 		struct mrc_src src = { .pkt = data + 32, .buf = NULL,
 				       .off = 0 };
 
-		MRC_EXPECT_EQ(mrc_comp_resp(q, &ct_e, &p, &src), 0);
-		mrc_comp_complete(q, &ct_e);
-		MRC_EXPECT_EQ(ct.ncqe, 0);
+		MRC_EXPECT_EQ(mrc_comp_resp(q, &mk_e, &p, &src), 0);
+		mrc_comp_complete(q, &mk_e);
+		MRC_EXPECT_EQ(mk.nscqe, 0);
 		p.rresp.offset = 0;
 		src.pkt = data;
-		mrc_comp_resp(q, &ct_e, &p, &src);
+		mrc_comp_resp(q, &mk_e, &p, &src);
 		/* a response for a request we never sent: ignored */
 		p.rresp.req_psn = 77;
-		MRC_EXPECT_EQ(mrc_comp_resp(q, &ct_e, &p, &src), 0);
+		MRC_EXPECT_EQ(mrc_comp_resp(q, &mk_e, &p, &src), 0);
 	}
 	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
-	mrc_comp_complete(q, &ct_e);
-	MRC_ASSERT_TRUE(ct.ncqe == 2);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[0], 100);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[1], 101);
-	MRC_EXPECT_MEMEQ(ct.local, data, 64);
+	mrc_comp_complete(q, &mk_e);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 101);
+	MRC_EXPECT_MEMEQ(mk.local, data, 64);
 }
 
 MRC_TEST(comp_rnr_nak)
@@ -282,24 +166,24 @@ MRC_TEST(comp_rnr_nak)
 	ct_wqe(q, MRC_OP_SEND, 8, 1, true);	/* PSN 0, rnr_left 1 */
 	ct_ack(&a, 0, MRC_SYN_RNR, 0);
 	a.rnr_timer = 14;			/* 1.28 ms (IBTA table 45) */
-	mrc_comp_ack(q, &ct_e, &a, false);
+	mrc_comp_ack(q, &mk_e, &a, false);
 	MRC_EXPECT_EQ(q->rnr_wait, 1);
-	MRC_EXPECT_TRUE(ct.rnr_armed);
-	MRC_EXPECT_EQ(ct.rnr_us, 1280);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RNR]);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RNR], 1280);
 	MRC_EXPECT_EQ(mrc_sb_state_of(&q->sb, 0), MRC_SB_LOST);
 	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->rnr_left, 0);
-	MRC_EXPECT_EQ(ct.cnt[MRC_CNT_RNR_NAK_RCVD], 1);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RNR_NAK_RCVD], 1);
 	/* the wait ends, the packet is resent (it leaves LOST) and NAKed again */
 	q->rnr_wait = 0;
-	mrc_sb_on_retx(&q->sb, 0, 0, ct.now, &ppsn);
+	mrc_sb_on_retx(&q->sb, 0, 0, mk.now, &ppsn);
 	ct_ack(&a, 0, MRC_SYN_RNR, 0);
-	mrc_comp_ack(q, &ct_e, &a, false);
+	mrc_comp_ack(q, &mk_e, &a, false);
 	/* out of RNR retries: the WQE fails, the QP goes to ERR */
 	MRC_EXPECT_EQ(q->stop_new, 1);
-	MRC_ASSERT_TRUE(ct.ncqe == 1);
-	MRC_EXPECT_EQ(ct.cqe_status[0], MRC_WC_RNR_RETRY_EXC_ERR);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_RNR_RETRY_EXC_ERR);
 	MRC_EXPECT_EQ(q->failed, 1);
-	MRC_EXPECT_EQ(ct.nerr, 1);
+	MRC_EXPECT_EQ(mk.nerr, 1);
 }
 
 MRC_TEST(comp_error_nak_of_acked_read)
@@ -313,19 +197,19 @@ MRC_TEST(comp_error_nak_of_acked_read)
 	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* PSN 1 */
 	ct_wqe(q, MRC_OP_SEND, 8, 1, true);		/* PSN 2 */
 	ct_ack(&a, 3, MRC_SYN_ACK, 0);
-	mrc_comp_ack(q, &ct_e, &a, false);
+	mrc_comp_ack(q, &mk_e, &a, false);
 	MRC_EXPECT_EQ(q->sq_tail, 1);
 	/* the responder could not serve the READ it acknowledged */
 	ct_ack(&a, 3, MRC_SYN_REM_ACCESS, 1);
-	mrc_comp_ack(q, &ct_e, &a, false);
-	MRC_ASSERT_TRUE(ct.ncqe == 1);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[0], 101);
-	MRC_EXPECT_EQ(ct.cqe_status[0], MRC_WC_REM_ACCESS_ERR);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 101);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_REM_ACCESS_ERR);
 	MRC_EXPECT_EQ(q->failed, 1);
 	/* failed: nothing completes any more (the flush does) */
-	mrc_comp_complete(q, &ct_e);
-	MRC_EXPECT_EQ(ct.ncqe, 1);
-	MRC_EXPECT_EQ(ct.cnt[MRC_CNT_NAK_RCVD], 1);
+	mrc_comp_complete(q, &mk_e);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_NAK_RCVD], 1);
 }
 
 MRC_TEST(comp_anchor_and_resp_timer)
@@ -339,33 +223,33 @@ MRC_TEST(comp_anchor_and_resp_timer)
 	q->anchored = 0;
 	/* an ACK that answers no PROBE of ours does not anchor */
 	ct_ack(&a, 500, MRC_SYN_ACK, 0);
-	mrc_comp_ack(q, &ct_e, &a, false);
+	mrc_comp_ack(q, &mk_e, &a, false);
 	MRC_EXPECT_EQ(q->anchored, 0);
-	mrc_comp_ack(q, &ct_e, &a, true);
+	mrc_comp_ack(q, &mk_e, &a, true);
 	MRC_EXPECT_EQ(q->anchored, 1);
 	MRC_EXPECT_EQ(q->sb.una, 500);
 	MRC_EXPECT_EQ(q->want_tx, 1);
-	MRC_EXPECT_TRUE(ct.seen[MRC_COMP_ANCHOR]);
+	MRC_EXPECT_TRUE(mk.seen[MRC_ENG_COMP][MRC_COMP_ANCHOR]);
 	/* a READ acknowledged, the responder silent */
 	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* PSN 500 */
 	ct_ack(&a, 501, MRC_SYN_ACK, 0);
-	mrc_comp_ack(q, &ct_e, &a, false);
-	mrc_comp_resp_timer(q, &ct_e);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	mrc_comp_resp_timer(q, &mk_e);
 	MRC_EXPECT_EQ(q->probe_due, 1);
 	MRC_EXPECT_EQ(q->probe_psn, 500);
 	MRC_EXPECT_EQ(q->retries, 1);
-	MRC_EXPECT_EQ(ct.ncqe, 0);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
 	/* retry_cnt + 1 timeouts and silence beyond the limit: give up */
 	for (i = 0; i < 3; i++) {
-		ct.now += 20000000;
-		mrc_comp_resp_timer(q, &ct_e);
+		mk.now += 20000000;
+		mrc_comp_resp_timer(q, &mk_e);
 	}
-	MRC_EXPECT_EQ(ct.cnt[MRC_CNT_RETRY_EXC], 1);
-	mrc_comp_complete(q, &ct_e);
-	MRC_ASSERT_TRUE(ct.ncqe == 1);
-	MRC_EXPECT_EQ(ct.cqe_status[0], MRC_WC_RETRY_EXC_ERR);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RETRY_EXC], 1);
+	mrc_comp_complete(q, &mk_e);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_RETRY_EXC_ERR);
 	/* with nothing to fail, the QP itself fails */
-	mrc_comp_fail_oldest(q, &ct_e, MRC_WC_RETRY_EXC_ERR);
+	mrc_comp_fail_oldest(q, &mk_e, MRC_WC_RETRY_EXC_ERR);
 	MRC_EXPECT_EQ(q->failed, 1);
 }
 
@@ -382,14 +266,14 @@ MRC_TEST(comp_timer_intervals)
 	MRC_EXPECT_EQ(mrc_req_rto_interval(q), 50000);
 	ct_wqe(q, MRC_OP_SEND, 8, 1, true);
 	q->tlp_done = 1;
-	mrc_req_arm_rto(q, &ct_e, true);
+	mrc_req_arm_rto(q, &mk_e, true);
 	MRC_EXPECT_EQ(q->tlp_armed, 0);
 	MRC_EXPECT_EQ(q->rto_armed_us, 50000);
-	MRC_EXPECT_EQ(ct.rto_us, 50000);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], 50000);
 	/* no restart while armed */
-	ct.rto_us = 0;
-	mrc_req_arm_rto(q, &ct_e, false);
-	MRC_EXPECT_EQ(ct.rto_us, 0);
+	mk.timer_us[MRC_TIMER_RTO] = 0;
+	mrc_req_arm_rto(q, &mk_e, false);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], 0);
 }
 
 /* Every state of the ACK machine was reached by the cases above. */
@@ -407,11 +291,11 @@ MRC_TEST(comp_states_covered)
 	q->undo_ts = 5;
 	ct_ack(&a, 1, MRC_SYN_ACK, 0);
 	a.tsecr = 1;		/* echoes a send from before the timeout */
-	mrc_comp_ack(q, &ct_e, &a, false);
+	mrc_comp_ack(q, &mk_e, &a, false);
 	MRC_EXPECT_EQ(q->undo_armed, 0);
-	MRC_EXPECT_EQ(ct.cnt[MRC_CNT_SPURIOUS_RTO], 1);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_SPURIOUS_RTO], 1);
 	for (i = 0; i < MRC_COMP_NSTATES; i++)
-		MRC_EXPECT_EQ(100 * i + ct.seen[i], 100 * i + 1);
+		MRC_EXPECT_EQ(100 * i + mk.seen[MRC_ENG_COMP][i], 100 * i + 1);
 	MRC_EXPECT_TRUE(strcmp(mrc_comp_state_name(MRC_COMP_UNDO), "undo") ==
 			0);
 }
@@ -431,25 +315,25 @@ MRC_TEST(comp_fatal_nak_mid_segment)
 	MRC_ALLOC(q);
 	ct_setup(q, 10);
 	w = mrc_req_swqe(q, q->sq_head++);
-	memset(w, 0, CT_SWQE);
+	memset(w, 0, MK_SWQE);
 	w->wr_id = 100;
 	w->mrc_op = MRC_OP_WRITE;
 	w->len = 3000;
 	w->num_sge = 1;
-	mrc_sb_send_new(&q->sb, 0, ct.now, 0, &psn, &ppsn);	/* PSN 10 */
+	mrc_sb_send_new(&q->sb, 0, mk.now, 0, &psn, &ppsn);	/* PSN 10 */
 	q->pkt[psn & (MRC_WND - 1)].kind = MRC_TXD_REQ;
 	q->pkt[psn & (MRC_WND - 1)].idx = 0;
 	w->first_psn = psn;
 	w->seg_off = 1024;		/* 2 more packets to go: sq_seg 0 */
 	ct_ack(&a, 10, MRC_SYN_REM_ACCESS, 10);
-	MRC_EXPECT_EQ(mrc_comp_ack(q, &ct_e, &a, false), 0);
-	MRC_EXPECT_EQ(ct.ncqe, 1);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[0], 100);
-	MRC_EXPECT_EQ(ct.cqe_status[0], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_REM_ACCESS_ERR);
 	MRC_EXPECT_EQ(q->sq_tail, 1);
 	MRC_EXPECT_EQ(q->sq_seg, 1);
 	MRC_EXPECT_TRUE(q->failed);
-	MRC_EXPECT_TRUE(ct.nerr >= 1);
+	MRC_EXPECT_TRUE(mk.nerr >= 1);
 }
 
 /*
@@ -471,21 +355,21 @@ MRC_TEST(comp_fatal_nak_behind_hole)
 	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 13 */
 	ct_ack(&a, 10, MRC_SYN_REM_ACCESS, 12);
 	a.sack[0] = 1U << 1 | 1U << 2;
-	MRC_EXPECT_EQ(mrc_comp_ack(q, &ct_e, &a, false), 0);
-	MRC_EXPECT_EQ(ct.ncqe, 3);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[0], 100);
-	MRC_EXPECT_EQ(ct.cqe_status[0], MRC_WC_WR_FLUSH_ERR);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[1], 101);
-	MRC_EXPECT_EQ(ct.cqe_status[1], MRC_WC_WR_FLUSH_ERR);
-	MRC_EXPECT_EQ(ct.cqe_wr_id[2], 102);
-	MRC_EXPECT_EQ(ct.cqe_status[2], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_EXPECT_EQ(mk.nscqe, 3);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 101);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[2], 102);
+	MRC_EXPECT_EQ(mk.scqe_status[2], MRC_WC_REM_ACCESS_ERR);
 	MRC_EXPECT_EQ(q->sq_tail, 3);	/* the environment flushes 103 */
 	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
 	MRC_EXPECT_TRUE(q->failed);
 	/* give-up: a re-NAK refreshes heard_us, progress is old */
 	q->retries = 10;
-	q->heard_us = ct.now + 100000000;
-	MRC_EXPECT_TRUE(mrc_comp_give_up(q, ct.now + 100000000));
+	q->heard_us = mk.now + 100000000;
+	MRC_EXPECT_TRUE(mrc_comp_give_up(q, mk.now + 100000000));
 }
 
 MRC_SUITE(completer,

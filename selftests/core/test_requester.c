@@ -6,145 +6,17 @@
  * gating, error and local WQEs, retransmission and the timer observed.
  */
 #include "mrc_test.h"
-#include "requester.h"
-#include "responder.h"
-#include "completer.h"
+#include "mock_env.h"
 #include "seq.h"
 
-#define QT_NSWQ		16
-#define QT_SWQE		(sizeof(struct mrc_swqe) + 4 * sizeof(struct mrc_sge))
-
-struct qt_env {
-	u64 now;
-	u8 swq[QT_NSWQ * QT_SWQE];
-	u32 posted;		/* sq_fetch makes WQEs up to here visible */
-	u32 fetches, local_ops, nerr, mr_gets;
-	bool rto_armed;
-	u32 cnt[MRC_CNT_MAX];
-	u8 seen[MRC_REQS_NSTATES];
-};
-
-static struct qt_env qt;
-static struct mrc_req *qt_q;
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-static u64 qt_now(void *ctx)
-{
-	return qt.now;
-}
-
-static void qt_sq_fetch(void *ctx)
-{
-	qt.fetches++;
-	qt_q->sq_head = qt.posted;
-}
-
-static void qt_local_op(void *ctx, struct mrc_swqe *w)
-{
-	qt.local_ops++;
-	w->len = 0;
-}
-
-static void *qt_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
-		       u64 len)
-{
-	qt.mr_gets++;
-	return key == 1 ? &qt : NULL;
-}
-
-static void qt_mr_put(void *ctx, void *mr)
-{
-}
-
-static void qt_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
-			 u64 compare, u64 swap_add, u64 *orig)
-{
-	*orig = 42;
-}
-
-static void qt_release(void *ctx, const void *pkt)
-{
-}
-
-static int qt_post_scqe(void *ctx, const struct mrc_swqe *w, u8 status)
-{
-	return 0;
-}
-
-static void qt_sq_consumed(void *ctx, u32 tail)
-{
-}
-
-static void qt_qp_error(void *ctx, u8 event)
-{
-	qt.nerr++;
-}
-
-static void qt_timer_arm(void *ctx, u8 timer, u32 us)
-{
-	if (timer == MRC_TIMER_RTO)
-		qt.rto_armed = true;
-}
-
-static void qt_timer_cancel(void *ctx, u8 timer)
-{
-}
-
-static bool qt_timer_pending(void *ctx, u8 timer)
-{
-	return false;
-}
-
-static void qt_count(void *ctx, u8 counter, u32 n)
-{
-	qt.cnt[counter] += n;
-}
-
-static void qt_transition(void *ctx, u8 engine, u8 from, u8 to)
-{
-	if (engine == MRC_ENG_REQ && from < MRC_REQS_NSTATES &&
-	    to < MRC_REQS_NSTATES)
-		qt.seen[from] = qt.seen[to] = 1;
-}
-
-#pragma GCC diagnostic pop
-
-static const struct mrc_env_ops qt_ops = {
-	.now_us = qt_now,
-	.release = qt_release,
-	.mr_get = qt_mr_get,
-	.mr_put = qt_mr_put,
-	.mr_atomic = qt_mr_atomic,
-	.post_scqe = qt_post_scqe,
-	.sq_consumed = qt_sq_consumed,
-	.sq_fetch = qt_sq_fetch,
-	.local_op = qt_local_op,
-	.qp_error = qt_qp_error,
-	.timer_arm = qt_timer_arm,
-	.timer_cancel = qt_timer_cancel,
-	.timer_pending = qt_timer_pending,
-	.count = qt_count,
-	.transition = qt_transition,
-};
-
-static const struct mrc_env qt_e = { .ops = &qt_ops, .ctx = NULL };
 
 static void qt_setup(struct mrc_req *q, struct mrc_resp *r, u32 isn)
 {
 	struct mrc_path_cfg cfg;
-	u8 seen[MRC_REQS_NSTATES];
 
-	memcpy(seen, qt.seen, sizeof(seen));
-	memset(&qt, 0, sizeof(qt));
-	memcpy(qt.seen, seen, sizeof(seen));
-	qt.now = 1000000;
-	qt_q = q;
+	mock_reset(1000000);
 	memset(q, 0, sizeof(*q));
-	q->swq = qt.swq;
-	q->nswq = QT_NSWQ;
-	q->swqe_size = QT_SWQE;
+	mock_sq(q);
 	mrc_sb_init(&q->sb, isn, 0, MRC_DUPTHRESH_DEFAULT);
 	mrc_path_cfg_default(&cfg);
 	cfg.npaths = 2;
@@ -156,20 +28,20 @@ static void qt_setup(struct mrc_req *q, struct mrc_resp *r, u32 isn)
 	q->cfg.retry_cnt = 1;
 	q->cfg.ib_timeout_us = 4096ULL * 16384 / 1000;
 	q->cfg.rto_floor_us = 10000;
-	q->progress_us = qt.now;
-	q->heard_us = qt.now;
-	mrc_resp_reset(r, &qt_e);
-	mrc_resp_start(r, &qt_e, 5000, 16, 8);
+	q->progress_us = mk.now;
+	q->heard_us = mk.now;
+	mrc_resp_reset(r, &mk_e);
+	mrc_resp_start(r, &mk_e, 5000, 16, 8);
 	r->cfg.max_dest_rd_atomic = 4;
 }
 
 /* Post a WQE (visible at the next sq_fetch). */
 static struct mrc_swqe *qt_post(u8 op, u32 len, u32 flags)
 {
-	struct mrc_swqe *w = mrc_req_swqe(qt_q, qt.posted++);
+	struct mrc_swqe *w = mrc_req_swqe(mk.q, mk.posted++);
 
-	memset(w, 0, QT_SWQE);
-	w->wr_id = qt.posted;
+	memset(w, 0, MK_SWQE);
+	w->wr_id = mk.posted;
 	w->mrc_op = op;
 	w->len = len;
 	w->send_flags = flags;
@@ -180,7 +52,7 @@ static struct mrc_swqe *qt_post(u8 op, u32 len, u32 flags)
 
 static const struct mrc_txd *qt_txd(u32 psn)
 {
-	return &qt_q->pkt[psn & (MRC_WND - 1)];
+	return &mk.q->pkt[psn & (MRC_WND - 1)];
 }
 
 MRC_TEST(req_segments_in_order)
@@ -194,12 +66,12 @@ MRC_TEST(req_segments_in_order)
 	MRC_ALLOC(r);
 	qt_setup(q, r, 0xfffffffe);		/* PSNs wrap through 0 */
 	/* nothing posted: a fetch, then stop */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
-	MRC_EXPECT_EQ(qt.fetches, 1);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mk.fetches, 1);
 	qt_post(MRC_OP_SEND, 2500, MRC_SEND_SOLICITED);
 	qt_post(MRC_OP_WRITE, 0, 0);
 	for (i = 0; i < 3; i++) {
-		MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+		MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 		MRC_EXPECT_EQ(o.psn, 0xfffffffe + i);
 		MRC_EXPECT_EQ(o.resp, 0);
 		MRC_EXPECT_EQ(qt_txd(o.psn)->kind, MRC_TXD_REQ);
@@ -217,17 +89,17 @@ MRC_TEST(req_segments_in_order)
 	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->segmented, 1);
 	MRC_EXPECT_EQ(q->sq_seg, 1);
 	/* a zero-length WRITE: one packet, FIRST and LAST */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.psn, 1);
 	MRC_EXPECT_EQ(qt_txd(1)->flags,
 		      MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ);
 	MRC_EXPECT_EQ(qt_txd(1)->len, 0);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 4);
 	/* not running (RTR): no requests */
 	qt_post(MRC_OP_SEND, 10, 0);
 	q->cfg.running = 0;
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 4);
 }
 
@@ -242,29 +114,29 @@ MRC_TEST(req_responses_between_messages)
 	MRC_ALLOC(r);
 	qt_setup(q, r, 0);
 	qt_post(MRC_OP_SEND, 2000, 0);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);  /* PSN 0 */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);  /* PSN 0 */
 	/* the peer's READ at its PSN 5000 arrived and is ready */
 	h = mrc_rspq_insert(&r->rspq, 5000, 4);
 	h->kind = MRC_RSP_READ;
-	h->rkey = 1;
-	h->va = 0x1000;
+	h->rkey = MK_RKEY;
+	h->va = MK_VA;
 	h->len = 1500;
 	mrc_rx_commit(&r->rx, 5000);
 	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
 	/* mid-message: the request's last packet first */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.psn, 1);
 	MRC_EXPECT_EQ(o.resp, 0);
 	MRC_EXPECT_EQ(qt_txd(1)->flags & MRC_F_LAST, MRC_F_LAST);
 	/* then the response, in two packets */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.psn, 2);
 	MRC_EXPECT_EQ(o.resp, 1);
 	MRC_EXPECT_EQ(qt_txd(2)->opcode, MRC_OP_READ_RESP);
 	MRC_EXPECT_EQ(qt_txd(2)->req_psn, 5000);
 	MRC_EXPECT_EQ(qt_txd(2)->len, 1000);
 	MRC_EXPECT_EQ(qt_txd(2)->flags, MRC_F_FIRST);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(qt_txd(3)->offset, 1000);
 	MRC_EXPECT_EQ(qt_txd(3)->len, 500);
 	MRC_EXPECT_EQ(qt_txd(3)->flags, MRC_F_LAST | MRC_F_ACKREQ);
@@ -275,14 +147,19 @@ MRC_TEST(req_responses_between_messages)
 	h->op = MRC_OP_FETCH_ADD;
 	h->rkey = 2;
 	mrc_rx_commit(&r->rx, 5001);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	MRC_EXPECT_EQ(r->rsp_abort, 1);
 	MRC_EXPECT_EQ(r->rsp_abort_psn, 5001);
 	/* a good one: executed once, its result in the descriptor */
-	h->rkey = 1;
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	h->rkey = MK_RKEY;
+	h->va = MK_VA + 8;
+	h->swap_add = 1;
+	mk.mem[8] = 42;
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(qt_txd(o.psn)->opcode, MRC_OP_ATOMIC_RESP);
 	MRC_EXPECT_EQ(qt_txd(o.psn)->va, 42);
+	MRC_EXPECT_EQ(mk.atomics, 1);
+	MRC_EXPECT_EQ(mk.mem[8], 43);
 }
 
 /*
@@ -301,20 +178,20 @@ MRC_TEST(req_responds_while_error_pending)
 	qt_setup(q, r, 0);
 	qt_post(MRC_OP_SEND, 100, 0);
 	q->stop_new = 1;
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	h = mrc_rspq_insert(&r->rspq, 5000, 4);
 	h->kind = MRC_RSP_READ;
-	h->rkey = 1;
-	h->va = 0x1000;
+	h->rkey = MK_RKEY;
+	h->va = MK_VA;
 	h->len = 500;
 	mrc_rx_commit(&r->rx, 5000);
 	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.resp, 1);
 	MRC_EXPECT_EQ(qt_txd(o.psn)->opcode, MRC_OP_READ_RESP);
 	MRC_EXPECT_EQ(qt_txd(o.psn)->req_psn, 5000);
 	/* and still no new request */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	MRC_EXPECT_EQ(q->sq_seg, 0);
 }
 
@@ -337,11 +214,11 @@ MRC_TEST(req_resp_gone_probes_then_fails)
 	qt_setup(q, r, 0);
 	h = mrc_rspq_insert(&r->rspq, 5000, 4);
 	h->kind = MRC_RSP_READ;
-	h->rkey = 1;
-	h->va = 0x1000;
+	h->rkey = MK_RKEY;
+	h->va = MK_VA;
 	h->len = 500;
 	mrc_rx_commit(&r->rx, 5000);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.resp, 1);
 	for (i = 0; i < MRC_RESP_GONE_PROBES; i++)
 		MRC_EXPECT_TRUE(mrc_req_resp_gone(q, o.psn));
@@ -367,36 +244,36 @@ MRC_TEST(req_gating_error_local_ud)
 	qt_setup(q, r, 0);
 	qt_post(MRC_OP_READ_REQ, 64, 0);
 	qt_post(MRC_OP_READ_REQ, 64, 0);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
 	/* max_rd_atomic 1: the second READ waits */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
-	MRC_EXPECT_TRUE(qt.seen[MRC_REQS_BLOCKED]);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_TRUE(mk.seen[MRC_ENG_REQ][MRC_REQS_BLOCKED]);
 	q->cfg.max_rd_atomic = 2;
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	/* a fenced SEND waits for the READs' responses */
 	qt_post(MRC_OP_SEND, 8, MRC_SEND_FENCE);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	q->rd_atomic_out = 0;
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	/* a local operation: executed, no packet, done after what precedes */
 	qt_post(0, 0, 0);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_AGAIN);
-	MRC_EXPECT_EQ(qt.local_ops, 1);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(mk.local_ops, 1);
 	MRC_EXPECT_EQ(mrc_req_swqe(q, 3)->last_psn, q->sb.nxt - 1);
 	/* an invalid WQE: no packet, nothing new after it */
 	w = qt_post(MRC_OP_SEND, 8, 0);
 	w->status = MRC_WC_LOC_QP_OP_ERR;
 	qt_post(MRC_OP_SEND, 8, 0);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_AGAIN);
 	MRC_EXPECT_EQ(q->stop_new, 1);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	MRC_EXPECT_EQ(q->sq_seg, 5);
 	/* UD: one datagram per WQE, no PSN */
 	qt_setup(q, r, 0);
 	q->cfg.ud = 1;
 	qt_post(MRC_OP_SEND, 8, 0);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_UD);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_UD);
 	MRC_EXPECT_EQ(o.idx, 0);
 	MRC_EXPECT_EQ(q->sq_seg, 1);
 	MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 0);
@@ -414,36 +291,36 @@ MRC_TEST(req_retx_and_timer)
 	qt_setup(q, r, 10);
 	qt_post(MRC_OP_SEND, 3000, 0);
 	for (i = 0; i < 3; i++)
-		mrc_req_next(q, r, &qt_e, &o);
+		mrc_req_next(q, r, &mk_e, &o);
 	ppsn0 = q->sb.ent[10 & (MRC_WND - 1)].ppsn;
-	MRC_EXPECT_EQ(mrc_req_retx(q, &qt_e, &o), -1);	/* nothing lost */
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);	/* nothing lost */
 	/* the tail-loss probe marks the newest PSN */
-	mrc_req_arm_rto(q, &qt_e, true);
+	mrc_req_arm_rto(q, &mk_e, true);
 	MRC_EXPECT_EQ(q->tlp_armed, 1);
-	mrc_req_timer(q, &qt_e);
+	mrc_req_timer(q, &mk_e);
 	MRC_EXPECT_EQ(q->tlp_done, 1);
-	MRC_ASSERT_TRUE(mrc_req_retx(q, &qt_e, &o) == 0);
+	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
 	MRC_EXPECT_EQ(o.psn, 12);
 	MRC_EXPECT_EQ(o.cause, MRC_LOSS_TLP);
-	MRC_EXPECT_EQ(mrc_req_retx(q, &qt_e, &o), -1);
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
 	/* an RTO an interval later marks each path's oldest packet */
-	mrc_req_arm_rto(q, &qt_e, true);
+	mrc_req_arm_rto(q, &mk_e, true);
 	MRC_EXPECT_EQ(q->tlp_armed, 0);
-	qt.now += 1000000;
-	mrc_req_timer(q, &qt_e);
+	mk.now += 1000000;
+	mrc_req_timer(q, &mk_e);
 	MRC_EXPECT_EQ(q->retries, 1);
-	MRC_EXPECT_EQ(qt.cnt[MRC_CNT_RTO], 1);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RTO], 1);
 	MRC_EXPECT_EQ(q->undo_armed, 1);
-	MRC_ASSERT_TRUE(mrc_req_retx(q, &qt_e, &o) == 0);
+	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
 	MRC_EXPECT_EQ(o.psn, 10);
 	MRC_EXPECT_EQ(o.cause, MRC_LOSS_RTO);
 	MRC_EXPECT_NE(q->sb.ent[10 & (MRC_WND - 1)].ppsn, ppsn0);
 	/* silence beyond the retry rules: the oldest WQE fails */
 	for (i = 0; i < 4; i++) {
-		qt.now += 30000000;
-		mrc_req_timer(q, &qt_e);
+		mk.now += 30000000;
+		mrc_req_timer(q, &mk_e);
 	}
-	MRC_EXPECT_TRUE(qt.cnt[MRC_CNT_RETRY_EXC] >= 1);
+	MRC_EXPECT_TRUE(mk.cnt[MRC_CNT_RETRY_EXC] >= 1);
 	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->status, MRC_WC_RETRY_EXC_ERR);
 	MRC_EXPECT_EQ(q->stop_new, 1);
 }
@@ -469,36 +346,36 @@ MRC_TEST(req_cuts_partial_message_on_stop_new)
 	qt_setup(q, r, 100);
 	w = qt_post(MRC_OP_SEND, 3500, 0);	/* 4 packets */
 	w2 = qt_post(MRC_OP_WRITE, 2500, 0);	/* 3 packets */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	first = o.psn;
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(w->seg_off, 2000);
 	/* the RNR NAK of its first PSN, no retry left */
 	w->status = MRC_WC_RNR_RETRY_EXC_ERR;
 	q->stop_new = 1;
 	h = mrc_rspq_insert(&r->rspq, 5000, 4);
 	h->kind = MRC_RSP_READ;
-	h->rkey = 1;
-	h->va = 0x1000;
+	h->rkey = MK_RKEY;
+	h->va = MK_VA;
 	h->len = 500;
 	mrc_rx_commit(&r->rx, 5000);
 	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
 	/* cut: no packet, the WQE ends at its last PSN sent */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_AGAIN);
 	MRC_EXPECT_EQ(w->segmented, 1);
 	MRC_EXPECT_EQ(w->first_psn, first);
 	MRC_EXPECT_EQ(w->last_psn, q->sb.nxt - 1);
 	MRC_EXPECT_EQ(w->status, MRC_WC_RNR_RETRY_EXC_ERR);
 	MRC_EXPECT_EQ(q->sq_seg, 1);
 	/* the response goes out (between messages again) */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.resp, 1);
 	MRC_EXPECT_EQ(qt_txd(o.psn)->req_psn, 5000);
 	/* nothing new after it */
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	MRC_EXPECT_EQ(w2->seg_off, 0);
 	/* it completes, with its error, without waiting for ACKs */
-	mrc_comp_complete(q, &qt_e);
+	mrc_comp_complete(q, &mk_e);
 	MRC_EXPECT_EQ(q->sq_tail, 1);
 	MRC_EXPECT_EQ(q->failed, 1);
 
@@ -506,14 +383,14 @@ MRC_TEST(req_cuts_partial_message_on_stop_new)
 	qt_setup(q, r, 100);
 	qt_post(MRC_OP_SEND, 10, 0);
 	w = qt_post(MRC_OP_WRITE, 2500, 0);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	mrc_req_swqe(q, 0)->status = MRC_WC_RNR_RETRY_EXC_ERR;
 	q->stop_new = 1;
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_AGAIN);
 	MRC_EXPECT_EQ(w->status, MRC_WC_WR_FLUSH_ERR);
 	MRC_EXPECT_EQ(q->sq_seg, 2);
-	MRC_EXPECT_EQ(mrc_req_next(q, r, &qt_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 }
 
 /* Every state of the step machine was reached by the cases above. */
@@ -522,7 +399,7 @@ MRC_TEST(req_states_covered)
 	u32 i;
 
 	for (i = 0; i < MRC_REQS_NSTATES; i++)
-		MRC_EXPECT_EQ(100 * i + qt.seen[i], 100 * i + 1);
+		MRC_EXPECT_EQ(100 * i + mk.seen[MRC_ENG_REQ][i], 100 * i + 1);
 	MRC_EXPECT_TRUE(strcmp(mrc_req_state_name(MRC_REQS_UD), "ud") == 0);
 }
 

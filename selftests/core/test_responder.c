@@ -6,261 +6,28 @@
  * READ/atomic execution order, flush.
  */
 #include "mrc_test.h"
-#include "responder.h"
+#include "mock_env.h"
 #include "seq.h"
 
-#define RT_MEM		4096
-#define RT_VA		0x10000ULL
-#define RT_RKEY		0x1234
-#define RT_RQ		8
-#define RT_RBUF		256
-#define RT_EMIT		32
-#define RT_CQE		32
-
-struct rt_env {
-	u64 now;
-	/* one MR, RT_MEM bytes at RT_VA */
-	u8 mem[RT_MEM];
-	u32 mr_access;
-	bool mr_valid;
-	int mr_refs;
-	u64 atomics;		/* mr_atomic calls */
-	/* receive queue: posted WQEs, and the engine's slots */
-	u32 rq_posted, rq_taken;
-	u64 rq_wr_id[RT_RQ];
-	u32 rq_len[RT_RQ];
-	u64 slot_wr_id[MRC_RSLOTS];
-	u32 slot_len[MRC_RSLOTS];
-	u8 slot_buf[MRC_RSLOTS][RT_RBUF];
-	bool rq_corrupt;
-	/* outputs */
-	struct mrc_pkt emit[RT_EMIT];
-	u32 nemit;
-	struct mrc_rcqe cqe[RT_CQE];
-	u32 ncqe;
-	u32 nerr;
-	u8 err_event;
-	u32 released;
-	const void *last_released;
-	bool ack_timer;
-	u32 inval, inval_rkey;
-	bool inval_fail;	/* the invalidation itself fails */
-	u32 cnt[MRC_CNT_MAX];
-	u32 comp_resp, comp_progress;
-	u8 seen[MRC_RESP_NSTATES];
-};
-
-static struct rt_env rt;
-
-/* The mock callbacks ignore most of their arguments. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-static u64 rt_now(void *ctx)
-{
-	return rt.now;
-}
-
-static void rt_emit(void *ctx, const struct mrc_pkt *p,
-		    const struct mrc_src *src, unsigned int flags)
-{
-	if (rt.nemit < RT_EMIT)
-		rt.emit[rt.nemit] = *p;
-	rt.nemit++;
-}
-
-static void rt_release(void *ctx, const void *pkt)
-{
-	rt.released++;
-	rt.last_released = pkt;
-}
-
-static void *rt_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
-		       u64 len)
-{
-	if (!rt.mr_valid || key != RT_RKEY || (access & ~rt.mr_access) ||
-	    va < RT_VA || va + len > RT_VA + RT_MEM)
-		return NULL;
-	rt.mr_refs++;
-	return rt.mem;
-}
-
-static void rt_mr_put(void *ctx, void *mr)
-{
-	rt.mr_refs--;
-}
-
-static const u8 *rt_src(const struct mrc_src *src)
-{
-	return (const u8 *)(src->buf ? src->buf : src->pkt) + src->off;
-}
-
-static int rt_mr_write(void *ctx, void *mr, u64 va, const struct mrc_src *src,
-		       u32 len)
-{
-	memcpy(rt.mem + (va - RT_VA), rt_src(src), len);
-	return MRC_COPY_OK;
-}
-
-static void rt_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
-			 u64 compare, u64 swap_add, u64 *orig)
-{
-	u64 v;
-
-	memcpy(&v, rt.mem + (va - RT_VA), 8);
-	*orig = v;
-	if (cmp_swap)
-		v = v == compare ? swap_add : v;
-	else
-		v += swap_add;
-	memcpy(rt.mem + (va - RT_VA), &v, 8);
-	rt.atomics++;
-}
-
-static int rt_mr_invalidate(void *ctx, u32 rkey, bool check_only)
-{
-	if (rkey != RT_RKEY)
-		return -1;
-	if (!check_only && rt.inval_fail)
-		return -1;
-	if (!check_only) {
-		rt.inval++;
-		rt.inval_rkey = rkey;
-	}
-	return 0;
-}
-
-static int rt_rq_pop(void *ctx, u32 slot, u64 *wr_id, u64 *length)
-{
-	if (rt.rq_corrupt)
-		return MRC_RQ_CORRUPT;
-	if (rt.rq_taken == rt.rq_posted)
-		return MRC_RQ_EMPTY;
-	rt.slot_wr_id[slot] = rt.rq_wr_id[rt.rq_taken % RT_RQ];
-	rt.slot_len[slot] = rt.rq_len[rt.rq_taken % RT_RQ];
-	memset(rt.slot_buf[slot], 0, RT_RBUF);
-	rt.rq_taken++;
-	*wr_id = rt.slot_wr_id[slot];
-	*length = rt.slot_len[slot];
-	return MRC_RQ_OK;
-}
-
-static int rt_rq_copy(void *ctx, u32 slot, u64 offset,
-		      const struct mrc_src *src, u32 len)
-{
-	if (offset + len > rt.slot_len[slot])
-		return MRC_COPY_LEN;
-	memcpy(rt.slot_buf[slot] + offset, rt_src(src), len);
-	return MRC_COPY_OK;
-}
-
-static int rt_post_rcqe(void *ctx, const struct mrc_rcqe *c)
-{
-	if (rt.ncqe < RT_CQE)
-		rt.cqe[rt.ncqe] = *c;
-	rt.ncqe++;
-	return 0;
-}
-
-static void rt_qp_error(void *ctx, u8 event)
-{
-	rt.nerr++;
-	if (event)
-		rt.err_event = event;
-}
-
-static void rt_timer_arm(void *ctx, u8 timer, u32 us)
-{
-	if (timer == MRC_TIMER_ACK)
-		rt.ack_timer = true;
-}
-
-static void rt_timer_cancel(void *ctx, u8 timer)
-{
-	if (timer == MRC_TIMER_ACK)
-		rt.ack_timer = false;
-}
-
-static bool rt_timer_pending(void *ctx, u8 timer)
-{
-	return timer == MRC_TIMER_ACK && rt.ack_timer;
-}
-
-static void rt_count(void *ctx, u8 counter, u32 n)
-{
-	rt.cnt[counter] += n;
-}
-
-static void rt_transition(void *ctx, u8 engine, u8 from, u8 to)
-{
-	if (engine == MRC_ENG_RESP && to < MRC_RESP_NSTATES)
-		rt.seen[to] = 1;
-}
-
-static int rt_comp_resp(void *ctx, const struct mrc_pkt *p,
-			const struct mrc_src *src)
-{
-	rt.comp_resp++;
-	return 0;
-}
-
-static void rt_comp_progress(void *ctx)
-{
-	rt.comp_progress++;
-}
-
-#pragma GCC diagnostic pop
-
-static const struct mrc_env_ops rt_ops = {
-	.now_us = rt_now,
-	.emit = rt_emit,
-	.release = rt_release,
-	.mr_get = rt_mr_get,
-	.mr_put = rt_mr_put,
-	.mr_write = rt_mr_write,
-	.mr_atomic = rt_mr_atomic,
-	.mr_invalidate = rt_mr_invalidate,
-	.rq_pop = rt_rq_pop,
-	.rq_copy = rt_rq_copy,
-	.post_rcqe = rt_post_rcqe,
-	.qp_error = rt_qp_error,
-	.timer_arm = rt_timer_arm,
-	.timer_cancel = rt_timer_cancel,
-	.timer_pending = rt_timer_pending,
-	.count = rt_count,
-	.transition = rt_transition,
-	.comp_resp = rt_comp_resp,
-	.comp_progress = rt_comp_progress,
-};
-
-static const struct mrc_env rt_e = { .ops = &rt_ops, .ctx = NULL };
 
 /* A fresh environment and a READY responder at PSN @isn. */
 static void rt_setup(struct mrc_resp *r, u32 isn)
 {
-	u8 seen[MRC_RESP_NSTATES];
-
-	memcpy(seen, rt.seen, sizeof(seen));
-	memset(&rt, 0, sizeof(rt));
-	memcpy(rt.seen, seen, sizeof(seen));	/* coverage across cases */
-	rt.now = 1000;
-	rt.mr_valid = true;
-	rt.mr_access = MRC_ACC_REMOTE_WRITE | MRC_ACC_REMOTE_READ |
-		       MRC_ACC_REMOTE_ATOMIC;
-	mrc_resp_reset(r, &rt_e);
-	mrc_resp_start(r, &rt_e, isn, 16, 8);
+	mock_reset(1000);
+	mrc_resp_reset(r, &mk_e);
+	mrc_resp_start(r, &mk_e, isn, 16, 8);
 	r->cfg.dest_qpn = 7;
 	r->cfg.max_dest_rd_atomic = 4;
 	r->cfg.npaths = 4;
-	r->cfg.qp_access = rt.mr_access;
+	r->cfg.qp_access = mk.mr_access;
 	r->cfg.min_rnr_timer = 12;
 }
 
 static void rt_post_recv(u64 wr_id, u32 len)
 {
-	rt.rq_wr_id[rt.rq_posted % RT_RQ] = wr_id;
-	rt.rq_len[rt.rq_posted % RT_RQ] = len;
-	rt.rq_posted++;
+	mk.rq_wr_id[mk.rq_posted % MK_RQ] = wr_id;
+	mk.rq_len[mk.rq_posted % MK_RQ] = len;
+	mk.rq_posted++;
 }
 
 static void rt_send(struct mrc_pkt *p, u32 psn, u32 msn, u32 msg_len,
@@ -285,7 +52,7 @@ static void rt_write(struct mrc_pkt *p, u32 psn, u64 va, u32 msg_len,
 	p->psn = psn;
 	p->payload_len = len;
 	p->write.va = va;
-	p->write.rkey = RT_RKEY;
+	p->write.rkey = MK_RKEY;
 	p->write.msg_len = msg_len;
 	p->write.offset = off;
 }
@@ -293,12 +60,12 @@ static void rt_write(struct mrc_pkt *p, u32 psn, u64 va, u32 msg_len,
 /* The last emitted packet (an ACK), or NULL. */
 static const struct mrc_pkt *rt_last_ack(void)
 {
-	if (!rt.nemit || rt.nemit > RT_EMIT)
+	if (!mk.nemit || mk.nemit > MK_EMIT)
 		return NULL;
-	return &rt.emit[rt.nemit - 1];
+	return &mk.emit[mk.nemit - 1];
 }
 
-static u8 rt_pay[8][RT_RBUF];
+static u8 rt_pay[8][MK_RBUF];
 
 static void rt_fill(u8 *buf, u32 len, u8 seed)
 {
@@ -317,40 +84,40 @@ MRC_TEST(resp_send_in_order)
 
 	MRC_ALLOC(r);
 	rt_setup(r, 100);
-	rt_post_recv(0xa, RT_RBUF);
+	rt_post_recv(0xa, MK_RBUF);
 	rt_fill(rt_pay[0], 100, 1);
 	rt_fill(rt_pay[1], 100, 2);
 	rt_send(&p, 100, 0, 200, 0, 100, MRC_F_FIRST);
-	ret = mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	MRC_EXPECT_EQ(ret, 0);
-	MRC_EXPECT_EQ(rt.ncqe, 0);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
 	/* delayed ACK for the first packet */
-	MRC_EXPECT_EQ(rt.nemit, 0);
-	MRC_EXPECT_TRUE(rt.ack_timer);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
 	rt_send(&p, 101, 0, 200, 100, 100, MRC_F_LAST | MRC_F_SOLICIT);
-	ret = mrc_resp_rx(r, &rt_e, &p, rt_pay[1], false);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
 	MRC_EXPECT_EQ(ret, 0);
 	MRC_EXPECT_EQ(r->rx.cum, 102);
-	MRC_ASSERT_TRUE(rt.ncqe == 1);
-	MRC_EXPECT_EQ(rt.cqe[0].wr_id, 0xa);
-	MRC_EXPECT_EQ(rt.cqe[0].status, MRC_WC_SUCCESS);
-	MRC_EXPECT_EQ(rt.cqe[0].byte_len, 200);
-	MRC_EXPECT_EQ(rt.cqe[0].opcode, MRC_WC_RECV);
-	MRC_EXPECT_EQ(rt.cqe[0].solicited, 1);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xa);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.rcqe[0].byte_len, 200);
+	MRC_EXPECT_EQ(mk.rcqe[0].opcode, MRC_WC_RECV);
+	MRC_EXPECT_EQ(mk.rcqe[0].solicited, 1);
 	memcpy(want, rt_pay[0], 100);
 	memcpy(want + 100, rt_pay[1], 100);
-	MRC_EXPECT_MEMEQ(rt.slot_buf[0], want, 200);
-	MRC_EXPECT_EQ(rt.nerr, 0);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[0], want, 200);
+	MRC_EXPECT_EQ(mk.nerr, 0);
 	/* the LAST packet is acknowledged at once; the timer is off */
-	MRC_EXPECT_EQ(rt.nemit, 1);
+	MRC_EXPECT_EQ(mk.nemit, 1);
 	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
 	MRC_EXPECT_EQ(rt_last_ack()->opcode, MRC_OP_ACK);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.cum_psn, 102);
 	MRC_EXPECT_EQ(rt_last_ack()->dst_qpn, 7);
-	MRC_EXPECT_FALSE(rt.ack_timer);
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
 	/* nothing pending: the timer sends nothing */
-	mrc_resp_ack_timer(r, &rt_e);
-	MRC_EXPECT_EQ(rt.nemit, 1);
+	mrc_resp_ack_timer(r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit, 1);
 }
 
 MRC_TEST(resp_rnr_then_resend)
@@ -362,29 +129,29 @@ MRC_TEST(resp_rnr_then_resend)
 	rt_setup(r, 5);
 	rt_fill(rt_pay[0], 10, 3);
 	rt_send(&p, 5, 0, 10, 0, 10, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	/* no receive WQE: RNR NAK, the PSN is not committed */
 	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_RNR);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 5);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.rnr_timer, 12);
 	MRC_EXPECT_EQ(r->rx.cum, 5);
-	MRC_EXPECT_EQ(rt.ncqe, 0);
-	MRC_EXPECT_EQ(rt.nerr, 0);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
 	/* the same packet again: one NAK per PSN and syndrome */
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-	MRC_EXPECT_EQ(rt.nemit, 1);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nemit, 1);
 	/* ... unless it is a retransmission */
 	p.flags |= MRC_F_RETX;
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-	MRC_EXPECT_EQ(rt.nemit, 2);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nemit, 2);
 	/* a WQE is posted, the requester resends: placed and completed */
 	rt_post_recv(0xb, 64);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	MRC_EXPECT_EQ(r->rx.cum, 6);
-	MRC_ASSERT_TRUE(rt.ncqe == 1);
-	MRC_EXPECT_EQ(rt.cqe[0].wr_id, 0xb);
-	MRC_EXPECT_MEMEQ(rt.slot_buf[0], rt_pay[0], 10);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xb);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[0], rt_pay[0], 10);
 }
 
 MRC_TEST(resp_write_last_held)
@@ -399,30 +166,30 @@ MRC_TEST(resp_write_last_held)
 	rt_fill(rt_pay[1], 100, 20);
 	rt_fill(rt_pay[2], 50, 30);
 	/* PSN 0 (the last packet) first: committed, held, not placed */
-	rt_write(&p, 0, RT_VA, 250, 200, 50, MRC_F_LAST);
-	ret = mrc_resp_rx(r, &rt_e, &p, rt_pay[2], false);
+	rt_write(&p, 0, MK_VA, 250, 200, 50, MRC_F_LAST);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false);
 	MRC_EXPECT_EQ(ret, MRC_RESP_HELD);
 	MRC_EXPECT_EQ(r->nheld, 1);
-	MRC_EXPECT_EQ(rt.mem[200], 0);
+	MRC_EXPECT_EQ(mk.mem[200], 0);
 	MRC_EXPECT_EQ(mrc_rx_check(&r->rx, 0), MRC_RX_DUP);
-	MRC_EXPECT_TRUE(rt.seen[MRC_RESP_HOLD]);
+	MRC_EXPECT_TRUE(mk.seen[MRC_ENG_RESP][MRC_RESP_HOLD]);
 	/* then the middle packet, then the first */
-	rt_write(&p, 0xffffffff, RT_VA, 250, 100, 100, 0);
-	ret = mrc_resp_rx(r, &rt_e, &p, rt_pay[1], false);
+	rt_write(&p, 0xffffffff, MK_VA, 250, 100, 100, 0);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
 	MRC_EXPECT_EQ(ret, 0);
 	MRC_EXPECT_EQ(r->nheld, 1);
-	MRC_EXPECT_EQ(rt.released, 0);
-	rt_write(&p, 0xfffffffe, RT_VA, 250, 0, 100, MRC_F_FIRST);
-	ret = mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.released, 0);
+	rt_write(&p, 0xfffffffe, MK_VA, 250, 0, 100, MRC_F_FIRST);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	MRC_EXPECT_EQ(r->nheld, 0);
-	MRC_EXPECT_EQ(rt.released, 1);
-	MRC_EXPECT_TRUE(rt.last_released == rt_pay[2]);
+	MRC_EXPECT_EQ(mk.released, 1);
+	MRC_EXPECT_TRUE(mk.last_released == rt_pay[2]);
 	MRC_EXPECT_EQ(r->rx.cum, 1);
-	MRC_EXPECT_MEMEQ(rt.mem, rt_pay[0], 100);
-	MRC_EXPECT_MEMEQ(rt.mem + 100, rt_pay[1], 100);
-	MRC_EXPECT_MEMEQ(rt.mem + 200, rt_pay[2], 50);
-	MRC_EXPECT_EQ(rt.mr_refs, 0);
-	MRC_EXPECT_EQ(rt.nerr, 0);
+	MRC_EXPECT_MEMEQ(mk.mem, rt_pay[0], 100);
+	MRC_EXPECT_MEMEQ(mk.mem + 100, rt_pay[1], 100);
+	MRC_EXPECT_MEMEQ(mk.mem + 200, rt_pay[2], 50);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
 }
 
 MRC_TEST(resp_write_order_later_psn_wins)
@@ -435,17 +202,17 @@ MRC_TEST(resp_write_order_later_psn_wins)
 	memset(rt_pay[0], 0xaa, 64);
 	memset(rt_pay[1], 0xbb, 64);
 	/* PSN 11 writes [32, 96) and overtakes PSN 10, which writes [0, 64) */
-	rt_write(&p, 11, RT_VA + 32, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[1], false);
-	rt_write(&p, 10, RT_VA, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	rt_write(&p, 11, MK_VA + 32, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	rt_write(&p, 10, MK_VA, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	MRC_EXPECT_EQ(r->rx.cum, 12);
-	MRC_EXPECT_EQ(rt.mem[0], 0xaa);
-	MRC_EXPECT_EQ(rt.mem[31], 0xaa);
-	MRC_EXPECT_EQ(rt.mem[32], 0xbb);
-	MRC_EXPECT_EQ(rt.mem[63], 0xbb);
-	MRC_EXPECT_EQ(rt.mem[95], 0xbb);
-	MRC_EXPECT_EQ(rt.cnt[MRC_CNT_OUT_OF_ORDER], 1);
+	MRC_EXPECT_EQ(mk.mem[0], 0xaa);
+	MRC_EXPECT_EQ(mk.mem[31], 0xaa);
+	MRC_EXPECT_EQ(mk.mem[32], 0xbb);
+	MRC_EXPECT_EQ(mk.mem[63], 0xbb);
+	MRC_EXPECT_EQ(mk.mem[95], 0xbb);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_OUT_OF_ORDER], 1);
 }
 
 MRC_TEST(resp_read_waits_for_earlier_write)
@@ -462,26 +229,26 @@ MRC_TEST(resp_read_waits_for_earlier_write)
 	p.opcode = MRC_OP_READ_REQ;
 	p.flags = MRC_F_FIRST | MRC_F_LAST;
 	p.psn = 1;
-	p.read.va = RT_VA;
-	p.read.rkey = RT_RKEY;
+	p.read.va = MK_VA;
+	p.read.rkey = MK_RKEY;
 	p.read.len = 16;
-	ret = mrc_resp_rx(r, &rt_e, &p, NULL, false);
+	ret = mrc_resp_rx(r, &mk_e, &p, NULL, false);
 	MRC_EXPECT_EQ(ret, 0);
 	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 1);
 	MRC_EXPECT_FALSE(mrc_resp_rsp_ready(r));
 	/* the duplicate request is not queued twice */
-	mrc_resp_rx(r, &rt_e, &p, NULL, false);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
 	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 1);
-	MRC_EXPECT_EQ(rt.cnt[MRC_CNT_DUPLICATE], 1);
-	rt_write(&p, 0, RT_VA, 16, 0, 16, MRC_F_FIRST | MRC_F_LAST);
-	ret = mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_DUPLICATE], 1);
+	rt_write(&p, 0, MK_VA, 16, 0, 16, MRC_F_FIRST | MRC_F_LAST);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	MRC_EXPECT_EQ(ret, MRC_RESP_TX);
 	MRC_EXPECT_TRUE(mrc_resp_rsp_ready(r));
-	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &rt_e, mrc_rspq_head(&r->rspq)),
+	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &mk_e, mrc_rspq_head(&r->rspq)),
 		      0);
 	MRC_EXPECT_EQ(mrc_rspq_head(&r->rspq)->kind, MRC_RSP_READ);
 	/* the data the READ will send is the WRITE's */
-	MRC_EXPECT_EQ(rt.mem[0], 0x5a);
+	MRC_EXPECT_EQ(mk.mem[0], 0x5a);
 }
 
 MRC_TEST(resp_atomic_once)
@@ -493,34 +260,34 @@ MRC_TEST(resp_atomic_once)
 
 	MRC_ALLOC(r);
 	rt_setup(r, 0);
-	memcpy(rt.mem + 8, &v, 8);
+	memcpy(mk.mem + 8, &v, 8);
 	memset(&p, 0, sizeof(p));
 	p.opcode = MRC_OP_FETCH_ADD;
 	p.flags = MRC_F_FIRST | MRC_F_LAST;
 	p.psn = 0;
-	p.atomic.va = RT_VA + 8;
-	p.atomic.rkey = RT_RKEY;
+	p.atomic.va = MK_VA + 8;
+	p.atomic.rkey = MK_RKEY;
 	p.atomic.swap_add = 3;
-	mrc_resp_rx(r, &rt_e, &p, NULL, false);
-	MRC_EXPECT_EQ(rt.atomics, 0);		/* queued, not executed */
-	mrc_resp_rx(r, &rt_e, &p, NULL, false);	/* duplicate */
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.atomics, 0);		/* queued, not executed */
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);	/* duplicate */
 	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
 	q = mrc_rspq_head(&r->rspq);
-	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &rt_e, q), 0);
-	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &rt_e, q), 0);
-	MRC_EXPECT_EQ(rt.atomics, 1);
+	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &mk_e, q), 0);
+	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &mk_e, q), 0);
+	MRC_EXPECT_EQ(mk.atomics, 1);
 	MRC_EXPECT_EQ(q->orig, 5);
-	memcpy(&v, rt.mem + 8, 8);
+	memcpy(&v, mk.mem + 8, 8);
 	MRC_EXPECT_EQ(v, 8);
 	mrc_rspq_pop(&r->rspq);
 	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 0);
 	/* misaligned: invalid request, the QP ends */
 	p.psn = 1;
-	p.atomic.va = RT_VA + 9;
-	mrc_resp_rx(r, &rt_e, &p, NULL, false);
+	p.atomic.va = MK_VA + 9;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
-	MRC_EXPECT_EQ(rt.nerr, 1);
-	MRC_EXPECT_EQ(rt.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
 }
 
 MRC_TEST(resp_access_errors)
@@ -533,38 +300,38 @@ MRC_TEST(resp_access_errors)
 	rt_setup(r, 0);
 	memset(rt_pay[0], 0x77, 32);
 	/* a bad rkey: NAK REM_ACCESS, memory untouched, QP ends */
-	rt_write(&p, 0, RT_VA, 32, 0, 32, MRC_F_FIRST | MRC_F_LAST);
+	rt_write(&p, 0, MK_VA, 32, 0, 32, MRC_F_FIRST | MRC_F_LAST);
 	p.write.rkey = 99;
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_ACCESS);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 0);
-	MRC_EXPECT_EQ(rt.mem[0], 0);
+	MRC_EXPECT_EQ(mk.mem[0], 0);
 	MRC_EXPECT_EQ(r->rx.cum, 0);
-	MRC_EXPECT_EQ(rt.err_event, MRC_QPE_ACCESS_ERR);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
 	/* beyond the MR: same */
 	rt_setup(r, 0);
-	rt_write(&p, 0, RT_VA + RT_MEM - 16, 32, 0, 32,
+	rt_write(&p, 0, MK_VA + MK_MEM - 16, 32, 0, 32,
 		 MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-	MRC_EXPECT_EQ(rt.err_event, MRC_QPE_ACCESS_ERR);
-	MRC_EXPECT_EQ(rt.mem[RT_MEM - 1], 0);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+	MRC_EXPECT_EQ(mk.mem[MK_MEM - 1], 0);
 	/* the QP does not grant remote write: NAKed before the window */
 	rt_setup(r, 0);
 	pkts = r->rx_pkts;
 	r->cfg.qp_access = MRC_ACC_REMOTE_READ;
-	rt_write(&p, 0, RT_VA, 32, 0, 32, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	rt_write(&p, 0, MK_VA, 32, 0, 32, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_ACCESS);
-	MRC_EXPECT_EQ(rt.err_event, MRC_QPE_ACCESS_ERR);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
 	MRC_EXPECT_EQ(r->rx_pkts, pkts);	/* not even classified */
-	MRC_EXPECT_EQ(rt.mem[0], 0);
+	MRC_EXPECT_EQ(mk.mem[0], 0);
 	/* the QP is in ERR now: its retry is NAKed again */
 	mrc_resp_stop(r);
 	p.flags |= MRC_F_RETX;
-	MRC_EXPECT_TRUE(mrc_resp_renak(r, &rt_e, &p));
-	MRC_EXPECT_EQ(rt.nemit, 2);
+	MRC_EXPECT_TRUE(mrc_resp_renak(r, &mk_e, &p));
+	MRC_EXPECT_EQ(mk.nemit, 2);
 	p.psn = 3;
-	MRC_EXPECT_FALSE(mrc_resp_renak(r, &rt_e, &p));
+	MRC_EXPECT_FALSE(mrc_resp_renak(r, &mk_e, &p));
 }
 
 MRC_TEST(resp_completion_order)
@@ -580,23 +347,23 @@ MRC_TEST(resp_completion_order)
 	rt_fill(rt_pay[1], 8, 2);
 	/* message 1 (PSN 1) completes before message 0 (PSN 0) arrives */
 	rt_send(&p, 1, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[1], false);
-	MRC_EXPECT_EQ(rt.ncqe, 0);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
 	rt_send(&p, 0, 0, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-	MRC_ASSERT_TRUE(rt.ncqe == 2);
-	MRC_EXPECT_EQ(rt.cqe[0].wr_id, 1);
-	MRC_EXPECT_EQ(rt.cqe[1].wr_id, 2);
-	MRC_EXPECT_MEMEQ(rt.slot_buf[0], rt_pay[0], 8);
-	MRC_EXPECT_MEMEQ(rt.slot_buf[1], rt_pay[1], 8);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 2);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 1);
+	MRC_EXPECT_EQ(mk.rcqe[1].wr_id, 2);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[0], rt_pay[0], 8);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[1], rt_pay[1], 8);
 	/* a message longer than its WQE: LOC_LEN_ERR, NAK INV_REQ */
 	rt_post_recv(3, 4);
 	rt_send(&p, 2, 2, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-	MRC_ASSERT_TRUE(rt.ncqe == 3);
-	MRC_EXPECT_EQ(rt.cqe[2].status, MRC_WC_LOC_LEN_ERR);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 3);
+	MRC_EXPECT_EQ(mk.rcqe[2].status, MRC_WC_LOC_LEN_ERR);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
-	MRC_EXPECT_EQ(rt.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
 }
 
 MRC_TEST(resp_send_inv_and_imm)
@@ -610,25 +377,25 @@ MRC_TEST(resp_send_inv_and_imm)
 	rt_post_recv(2, 64);
 	rt_send(&p, 0, 0, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
 	p.opcode = MRC_OP_SEND_INV;
-	p.send.imm = RT_RKEY;
-	mrc_resp_rx(r, &rt_e, &p, NULL, false);
-	MRC_ASSERT_TRUE(rt.ncqe == 1);
-	MRC_EXPECT_EQ(rt.inval, 1);
-	MRC_EXPECT_EQ(rt.cqe[0].wc_flags, MRC_WCF_WITH_INV);
-	MRC_EXPECT_EQ(rt.cqe[0].imm, RT_RKEY);
+	p.send.imm = MK_RKEY;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.inval, 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wc_flags, MRC_WCF_WITH_INV);
+	MRC_EXPECT_EQ(mk.rcqe[0].imm, MK_RKEY);
 	/* WRITE_IMM consumes a receive WQE; imm in network order */
-	rt_write(&p, 1, RT_VA, 4, 0, 4, MRC_F_FIRST | MRC_F_LAST);
+	rt_write(&p, 1, MK_VA, 4, 0, 4, MRC_F_FIRST | MRC_F_LAST);
 	p.opcode = MRC_OP_WRITE_IMM;
 	p.write.rmsn = 1;
 	p.write.imm = 0x01020304;
 	rt_fill(rt_pay[0], 4, 9);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-	MRC_ASSERT_TRUE(rt.ncqe == 2);
-	MRC_EXPECT_EQ(rt.cqe[1].opcode, MRC_WC_RECV_RDMA_WITH_IMM);
-	MRC_EXPECT_EQ(rt.cqe[1].wr_id, 2);
-	MRC_EXPECT_EQ(((u8 *)&rt.cqe[1].imm)[0], 1);
-	MRC_EXPECT_EQ(((u8 *)&rt.cqe[1].imm)[3], 4);
-	MRC_EXPECT_MEMEQ(rt.mem, rt_pay[0], 4);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 2);
+	MRC_EXPECT_EQ(mk.rcqe[1].opcode, MRC_WC_RECV_RDMA_WITH_IMM);
+	MRC_EXPECT_EQ(mk.rcqe[1].wr_id, 2);
+	MRC_EXPECT_EQ(((u8 *)&mk.rcqe[1].imm)[0], 1);
+	MRC_EXPECT_EQ(((u8 *)&mk.rcqe[1].imm)[3], 4);
+	MRC_EXPECT_MEMEQ(mk.mem, rt_pay[0], 4);
 }
 
 /*
@@ -646,24 +413,24 @@ MRC_TEST(resp_no_success_after_error_completion)
 	rt_post_recv(2, 64);
 	/* message 1 first (PSN 1), complete but waiting for message 0 */
 	rt_send(&p, 1, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[1], false);
-	MRC_EXPECT_EQ(rt.ncqe, 0);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
 	/* message 0: SEND_WITH_INV whose invalidation fails at completion */
-	rt.inval_fail = true;
+	mk.inval_fail = true;
 	rt_send(&p, 0, 0, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
 	p.opcode = MRC_OP_SEND_INV;
-	p.send.imm = RT_RKEY;
-	mrc_resp_rx(r, &rt_e, &p, NULL, false);
-	MRC_ASSERT_TRUE(rt.ncqe >= 1);
-	MRC_EXPECT_EQ(rt.cqe[0].status, MRC_WC_REM_INV_REQ_ERR);
-	MRC_EXPECT_EQ(rt.nerr, 1);
-	MRC_EXPECT_EQ(rt.ncqe, 1);	/* message 1 is not completed OK */
+	p.send.imm = MK_RKEY;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_ASSERT_TRUE(mk.nrcqe >= 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_REM_INV_REQ_ERR);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 1);	/* message 1 is not completed OK */
 	/* the flush completes it */
 	mrc_resp_stop(r);
-	mrc_resp_flush(r, &rt_e, 0);
-	MRC_ASSERT_TRUE(rt.ncqe == 2);
-	MRC_EXPECT_EQ(rt.cqe[1].wr_id, 2);
-	MRC_EXPECT_EQ(rt.cqe[1].status, MRC_WC_WR_FLUSH_ERR);
+	mrc_resp_flush(r, &mk_e, 0);
+	MRC_ASSERT_TRUE(mk.nrcqe == 2);
+	MRC_EXPECT_EQ(mk.rcqe[1].wr_id, 2);
+	MRC_EXPECT_EQ(mk.rcqe[1].status, MRC_WC_WR_FLUSH_ERR);
 }
 
 MRC_TEST(resp_flush_and_reset)
@@ -678,29 +445,29 @@ MRC_TEST(resp_flush_and_reset)
 	rt_post_recv(3, 64);
 	/* message 0 half received: its WQE is taken */
 	rt_send(&p, 0, 0, 16, 0, 8, MRC_F_FIRST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
 	/* a WRITE last packet held */
-	rt_write(&p, 3, RT_VA, 16, 8, 8, MRC_F_LAST);
+	rt_write(&p, 3, MK_VA, 16, 8, 8, MRC_F_LAST);
 	r->rx_seg = 8;
-	MRC_EXPECT_EQ(mrc_resp_rx(r, &rt_e, &p, rt_pay[1], false),
+	MRC_EXPECT_EQ(mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false),
 		      MRC_RESP_HELD);
 	mrc_resp_stop(r);
 	MRC_EXPECT_FALSE(mrc_resp_ready(r));
-	mrc_resp_flush(r, &rt_e, 8);
-	MRC_ASSERT_TRUE(rt.ncqe == 3);
-	MRC_EXPECT_EQ(rt.cqe[0].wr_id, 1);
-	MRC_EXPECT_EQ(rt.cqe[1].wr_id, 2);
-	MRC_EXPECT_EQ(rt.cqe[2].wr_id, 3);
-	MRC_EXPECT_EQ(rt.cqe[0].status, MRC_WC_WR_FLUSH_ERR);
-	MRC_EXPECT_EQ(rt.cqe[2].status, MRC_WC_WR_FLUSH_ERR);
-	MRC_EXPECT_EQ(rt.released, 1);
+	mrc_resp_flush(r, &mk_e, 8);
+	MRC_ASSERT_TRUE(mk.nrcqe == 3);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 1);
+	MRC_EXPECT_EQ(mk.rcqe[1].wr_id, 2);
+	MRC_EXPECT_EQ(mk.rcqe[2].wr_id, 3);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.rcqe[2].status, MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.released, 1);
 	MRC_EXPECT_EQ(r->nheld, 0);
-	MRC_EXPECT_EQ(rt.mem[8], 0);
+	MRC_EXPECT_EQ(mk.mem[8], 0);
 	/* an SRQ keeps its WQEs: more = 0 */
 	rt_post_recv(4, 64);
-	mrc_resp_flush(r, &rt_e, 0);
-	MRC_EXPECT_EQ(rt.ncqe, 3);
-	mrc_resp_reset(r, &rt_e);
+	mrc_resp_flush(r, &mk_e, 0);
+	MRC_EXPECT_EQ(mk.nrcqe, 3);
+	mrc_resp_reset(r, &mk_e);
 	MRC_EXPECT_EQ(r->rmsn_done, 0);
 	MRC_EXPECT_EQ(r->rmsn_pop, 0);
 }
@@ -715,31 +482,31 @@ MRC_TEST(resp_ack_policy_and_corrupt_rq)
 	rt_setup(r, 0);
 	/* 16 in-order WRITE packets: one ACK, at the 16th */
 	for (i = 0; i < 16; i++) {
-		rt_write(&p, i, RT_VA, 16 * 8, i * 8, 8,
+		rt_write(&p, i, MK_VA, 16 * 8, i * 8, 8,
 			 (i ? 0 : MRC_F_FIRST) | (i == 15 ? MRC_F_LAST : 0));
-		mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-		MRC_EXPECT_EQ(rt.nemit, i == 15 ? 1 : 0);
+		mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+		MRC_EXPECT_EQ(mk.nemit, i == 15 ? 1 : 0);
 	}
 	MRC_EXPECT_EQ(rt_last_ack()->ack.cum_psn, 16);
 	/* beyond the window: not placed, counted */
-	rt_write(&p, 16 + MRC_WND, RT_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-	MRC_EXPECT_EQ(rt.cnt[MRC_CNT_OUT_OF_WINDOW], 1);
+	rt_write(&p, 16 + MRC_WND, MK_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_OUT_OF_WINDOW], 1);
 	MRC_EXPECT_EQ(r->rx.cum, 16);
 	/* a corrupt receive ring: the QP ends, nothing placed */
-	rt.rq_corrupt = true;
+	mk.rq_corrupt = true;
 	rt_send(&p, 16, 0, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
-	mrc_resp_rx(r, &rt_e, &p, rt_pay[0], false);
-	MRC_EXPECT_EQ(rt.nerr, 1);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nerr, 1);
 	MRC_EXPECT_EQ(r->rx.cum, 16);
 	/* a response to our own READ goes to the completer */
 	memset(&p, 0, sizeof(p));
 	p.opcode = MRC_OP_ATOMIC_RESP;
 	p.flags = MRC_F_FIRST | MRC_F_LAST;
 	p.psn = 16;
-	MRC_EXPECT_EQ(mrc_resp_rx(r, &rt_e, &p, NULL, false), MRC_RESP_TX);
-	MRC_EXPECT_EQ(rt.comp_resp, 1);
-	MRC_EXPECT_EQ(rt.comp_progress, 1);
+	MRC_EXPECT_EQ(mrc_resp_rx(r, &mk_e, &p, NULL, false), MRC_RESP_TX);
+	MRC_EXPECT_EQ(mk.comp_resp, 1);
+	MRC_EXPECT_EQ(mk.comp_progress, 1);
 	MRC_EXPECT_EQ(r->rx.cum, 17);
 }
 
@@ -750,7 +517,7 @@ MRC_TEST(resp_states_covered)
 
 	/* a failure names the state: 100 * state + 1 expected */
 	for (i = MRC_RESP_CLASSIFY; i < MRC_RESP_NSTATES; i++)
-		MRC_EXPECT_EQ(100 * i + rt.seen[i], 100 * i + 1);
+		MRC_EXPECT_EQ(100 * i + mk.seen[MRC_ENG_RESP][i], 100 * i + 1);
 	MRC_EXPECT_TRUE(strcmp(mrc_resp_state_name(MRC_RESP_HOLD), "hold") ==
 			0);
 }

@@ -52,7 +52,10 @@ Options:
                      default 10, quick 4)
   --contenders LIST  comma list out of metaroce,rxe,tcp (default: all)
   --tests LIST       comma list out of: write_bw,read_bw,send_bw,
-                     write_sweep,write_lat_2,write_lat_4096
+                     write_bw_q8 (8 QPs, aggregate), write_rate_64,
+                     send_rate_64 (64 B messages, Mpps), write_sweep,
+                     write_lat_2, write_lat_4096, send_lat_2,
+                     send_lat_4096, read_lat_2, read_lat_4096
                      (default: all but write_sweep only in full mode)
   --lat-iters N      ib_write_lat iterations (default 200, quick 50)
   --mtu N            eth0 MTU on both nodes (default 1500; 9000 = jumbo
@@ -99,7 +102,7 @@ if [ -n "$quick" ]; then
 	: "${tests:=write_bw,write_lat_2}" "${lat_iters:=50}"
 else
 	: "${conditions:=$ALL_CONDITIONS}" "${reps:=5}" "${duration:=10}"
-	: "${tests:=write_bw,read_bw,send_bw,write_sweep,write_lat_2,write_lat_4096}"
+	: "${tests:=write_bw,read_bw,send_bw,write_bw_q8,write_rate_64,send_rate_64,write_sweep,write_lat_2,write_lat_4096,send_lat_2,send_lat_4096,read_lat_2,read_lat_4096}"
 	: "${lat_iters:=200}"
 fi
 if ! [[ $mtu =~ ^[0-9]+$ ]] || [ "$mtu" -lt 1280 ] || [ "$mtu" -gt 9000 ]; then
@@ -138,7 +141,9 @@ for c in "${CONT_LIST[@]}"; do
 done
 for t in "${TEST_LIST[@]}"; do
 	case $t in
-	write_bw|read_bw|send_bw|write_sweep|write_lat_2|write_lat_4096) ;;
+	write_bw|read_bw|send_bw|write_bw_q8|write_rate_64|send_rate_64) ;;
+	write_sweep|write_lat_2|write_lat_4096|send_lat_2|send_lat_4096) ;;
+	read_lat_2|read_lat_4096) ;;
 	*) echo "bench: unknown test '$t'" >&2; exit 2 ;;
 	esac
 done
@@ -240,6 +245,7 @@ blackhole_clear() {
 
 # parse_perftest FILE KIND SIZE: value from perftest's result table
 #   bw  -> "BW average[MB/sec]" (MiB/s) of the row for SIZE
+#   rate -> "MsgRate[Mpps]" of the row for SIZE
 #   lat -> "t_typical[usec]" (perftest's median) of the row for SIZE
 #   sweep -> "SIZE MiB/s" for every row
 parse_perftest() {
@@ -279,8 +285,10 @@ run_rdma() {
 	read_bw) prog=ib_read_bw size=65536 mode="-D $duration" ;;
 	send_bw) prog=ib_send_bw size=65536 mode="-D $duration" ;;
 	write_sweep) prog=ib_write_bw size=all mode="-a -n 50" ;;
-	write_lat_2) prog=ib_write_lat size=2 mode="-n $lat_iters" ;;
-	write_lat_4096) prog=ib_write_lat size=4096 mode="-n $lat_iters" ;;
+	write_bw_q8) prog=ib_write_bw size=65536 mode="-D $duration -q 8" ;;
+	write_rate_64) prog=ib_write_bw size=64 mode="-D $duration" ;;
+	send_rate_64) prog=ib_send_bw size=64 mode="-D $duration" ;;
+	*_lat_*) prog=ib_${test%%_*}_lat size=${test##*_} mode="-n $lat_iters" ;;
 	esac
 	[ "$size" = all ] || mode="$mode -s $size"
 	port=$(next_port)
@@ -349,9 +357,12 @@ run_rdma() {
 	value=
 	kind=bw
 	[[ $test == *_lat_* ]] && kind=lat
+	[[ $test == *_rate_* ]] && kind=rate
 	[ "$rc" -eq 0 ] && value=$(parse_perftest "$log.cli" "$kind" "$size")
 	case $test in
 	*_lat_*) unit=usec bytes=$((lat_iters * size * 2)) ;;
+	*_rate_*) unit=Mpps bytes=
+		[ -n "$value" ] && bytes=$(awk -v v="$value" -v d="$duration" -v s="$size" 'BEGIN{printf "%.0f", v*1e6*s*d}') ;;
 	*) unit=MiB/s bytes=
 		[ -n "$value" ] && bytes=$(awk -v v="$value" -v d="$duration" 'BEGIN{printf "%.0f", v*1048576*d}') ;;
 	esac

@@ -225,6 +225,17 @@ def targets(t):
          r(m("clean", test="write_lat_2"), m("clean", "rxe", "write_lat_2")),
          1.0, True),
     ]
+    for test in ("write_lat_4096", "send_lat_2", "send_lat_4096",
+                 "read_lat_2", "read_lat_4096"):
+        checks.append(("%s median <= rxe's" % test,
+                       r(m("clean", test=test), m("clean", "rxe", test)),
+                       1.0, True))
+    for test in ("write_rate_64", "send_rate_64"):
+        checks.append(("%s message rate >= 1.5x rxe" % test,
+                       r(m("clean", test=test), m("clean", "rxe", test)),
+                       1.5, False))
+    checks.append(("8 QPs (-q 8) >= 1 QP", r(m("clean", test="write_bw_q8"),
+                                              m("clean")), 1.0, False))
     lines = []
     for name, val, thr, le in checks:
         if val is None:
@@ -416,6 +427,15 @@ def summary(d, rows, meta, ascii_out):
             ("send_bw", "ib_send_bw 64 KiB, MiB/s", 1),
             ("write_lat_2", "ib_write_lat 2 B, t_typical (median) usec", 0),
             ("write_lat_4096", "ib_write_lat 4 KiB, t_typical (median) usec",
+             0),
+            ("write_bw_q8", "ib_write_bw 64 KiB, 8 QPs (-q 8), MiB/s", 1),
+            ("write_rate_64", "ib_write_bw 64 B, message rate, Mpps", 3),
+            ("send_rate_64", "ib_send_bw 64 B, message rate, Mpps", 3),
+            ("send_lat_2", "ib_send_lat 2 B, t_typical (median) usec", 0),
+            ("send_lat_4096", "ib_send_lat 4 KiB, t_typical (median) usec",
+             0),
+            ("read_lat_2", "ib_read_lat 2 B, t_typical (median) usec", 0),
+            ("read_lat_4096", "ib_read_lat 4 KiB, t_typical (median) usec",
              0)):
         tb = rdma_table(t, conds, test, digits)
         if tb:

@@ -4,8 +4,13 @@
 # (build, integrity, IP/UDP output, driver, receive, placement, ACK, ...)
 # for metaroce (mrc0) and rxe (rxe0) side by side, in one lab sitting.
 #
-#   scripts/perf-stages.sh [-D SECS] [-F HZ] [DEV...]     (default mrc0 rxe0)
+#   scripts/perf-stages.sh [-D SECS] [-F HZ] [VARIANT...]  (default mrc0 rxe0)
 #   scripts/perf-stages.sh --classify RUNDIR               (again, no lab)
+#
+# A VARIANT is a device (mrc0, rxe0) or NAME=SHELL as in scripts/ab.sh:
+# SHELL runs on both nodes first, NAME starting with "rxe" means rxe0, any
+# other mrc0 (e.g. old='rdma link del mrc0; rmmod metaroce; insmod A.ko &&
+# rdma link add mrc0 type metaroce netdev eth0'). NAME has no "-".
 #
 # Both guests run `perf record -e cpu-clock -a -g` (TCG has no PMU, so
 # software sampling at F Hz: a sample is 1/F s of guest CPU) for the whole
@@ -19,10 +24,10 @@
 # crc32c-intel path) on the host and in a guest: TCG emulates that
 # instruction in software, so the guests' integrity share is an artefact.
 #
-# Output: build/perf-stages/<stamp>/ (stages.md, DEV-NODE.script.gz, crc.txt)
+# Output: build/perf-stages/<stamp>/ (stages.md, NAME-NODE.script.gz, crc.txt)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-DUR=8
-HZ=999
+DUR=10
+HZ=250
 classify_only=
 
 classify() {
@@ -212,12 +217,18 @@ n2 'echo 0 >/proc/sys/kernel/kptr_restrict; echo -1 >/proc/sys/kernel/perf_event
 {
 	echo "hz=$HZ"
 	echo "dur=$DUR"
-	echo "runs=$(for d in "${DEVS[@]}"; do printf '%s-n1 %s-n2 ' "$d" "$d"; done)"
+	echo "runs=$(for d in "${DEVS[@]}"; do printf '%s-n1 %s-n2 ' "${d%%=*}" "${d%%=*}"; done)"
 } >"$OUT/meta.txt"
 
 txp() { lab_run "$1" cat /sys/class/net/eth0/statistics/tx_packets; }
 
-for dev in "${DEVS[@]}"; do
+for spec in "${DEVS[@]}"; do
+	name=${spec%%=*} dev=mrc0
+	case $name in rxe*) dev=rxe0 ;; esac
+	if [ "$name" != "$spec" ]; then
+		n1 "${spec#*=}" || lab_fatal "variant $name failed on n1"
+		n2 "${spec#*=}" || lab_fatal "variant $name failed on n2"
+	fi
 	lab_bg n2 srv ib_write_bw -d "$dev" -x 1 -F -s 65536 -D "$DUR"
 	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || lab_fatal "no server"
 	a1=$(txp n1) a2=$(txp n2)
@@ -228,20 +239,18 @@ for dev in "${DEVS[@]}"; do
 	lab_wait srv >/dev/null
 	b1=$(txp n1) b2=$(txp n2)
 	bw=$(awk '$1 == 65536 { print $4 * 1000000 / 1048576 }' <<<"$out")
-	echo "$dev: $bw MiB/s, n1 tx $((b1 - a1)) n2 tx $((b2 - a2)) packets"
+	echo "$name ($dev): $bw MiB/s, n1 tx $((b1 - a1)) n2 tx $((b2 - a2)) packets"
 	{
-		echo "$dev.bw=$bw"
-		echo "$dev.n1_tx_pkts=$((b1 - a1))"
-		echo "$dev.n2_tx_pkts=$((b2 - a2))"
+		echo "$name.bw=$bw"
+		echo "$name.n1_tx_pkts=$((b1 - a1))"
+		echo "$name.n2_tx_pkts=$((b2 - a2))"
 	} >>"$OUT/meta.txt"
 	for n in n1 n2; do
-		lab_run $n "perf script -i /tmp/perf-$dev.data -F comm,tid,time,ip,sym,dso 2>/dev/null | gzip -1 >/tmp/lab/$dev-$n.script.gz"
-		lab_run $n "perf report -i /tmp/perf-$dev.data --no-children --sort sym --stdio -g none --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^\$'" >"$OUT/$dev-$n.self.txt"
-		mv "$LAB_RUN/$dev-$n.script.gz" "$OUT/" 2>/dev/null
+		lab_run $n "perf script -i /tmp/perf-$dev.data -F comm,tid,time,ip,sym,dso 2>/dev/null | gzip -1 >/tmp/lab/$name-$n.script.gz"
+		lab_run $n "perf report -i /tmp/perf-$dev.data --no-children --sort sym --stdio -g none --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^\$'" >"$OUT/$name-$n.self.txt"
+		mv "$LAB_RUN/$name-$n.script.gz" "$OUT/" 2>/dev/null
+		[ $dev = mrc0 ] && echo "$name $n: $(lab_run $n rdma statistic show link mrc0/1 | tr -s ' ' | cut -d' ' -f4-)" >>"$OUT/counters.txt"
 	done
-done
-[ "${DEVS[*]}" = "${DEVS[*]#mrc0}" ] || for n in n1 n2; do
-	echo "--- $n counters: $(lab_run $n rdma statistic show link mrc0/1 | tr -s ' ' | cut -d' ' -f4-)" >>"$OUT/counters.txt"
 done
 lab_summary
 classify "$OUT" "$HZ"

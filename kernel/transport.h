@@ -94,6 +94,19 @@ static inline void metaroce_tp_stat_inc(struct metaroce_dev *mdev,
 	atomic64_inc(&mdev->tp_stats[i]);
 }
 
+/*
+ * A path's cached route (xmit.c): the route of qp->av from one UDP source
+ * port, so a packet needs no route lookup. Used by the txq owner only.
+ */
+struct metaroce_tp_dst {
+	struct dst_entry *dst;		/* referenced, or NULL */
+	u32 cookie;			/* for dst_check() (IPv6) */
+	u16 sport;
+	u8 tos;
+	u8 family;
+	struct in6_addr saddr, daddr;	/* as in the av (its unions) */
+};
+
 /* Per-QP transport state, embedded in struct metaroce_qp. */
 struct metaroce_tp {
 	spinlock_t lock;
@@ -107,6 +120,8 @@ struct metaroce_tp {
 	 */
 	struct sk_buff_head txq;
 	bool tx_busy;			/* under txq.lock */
+	u8 dst_next;			/* next dst slot to replace */
+	struct metaroce_tp_dst dst[MRC_MAX_PATHS];	/* txq owner only */
 	struct work_struct work;	/* requester / completer work */
 	struct hrtimer rto_timer;	/* RTO and tail-loss probe */
 	struct hrtimer ack_timer;	/* delayed ACK */

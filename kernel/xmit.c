@@ -18,6 +18,11 @@
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
 
+static bool tp_dst_cache = true;
+module_param_named(dst_cache, tp_dst_cache, bool, 0644);
+MODULE_PARM_DESC(dst_cache,
+		 "cache each path's route in the QP instead of looking it up per packet (default on)");
+
 #define TP_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 			 sizeof(struct udphdr) + 16)
 
@@ -40,24 +45,118 @@ struct sk_buff *metaroce_tp_alloc_skb(u32 len)
 	return skb;
 }
 
+/*
+ * Route cache (design.rst, Transmit path). A QP's packets go to one
+ * address pair from a handful of source ports (its paths), so the route
+ * of each (addresses, tos, sport) is kept in the QP with a reference and
+ * revalidated with dst_check() per packet, as UDP tunnels do with
+ * dst_cache: a route or address change, a netdev going down or an IPv6
+ * fib change make it obsolete and the next packet looks up again. Only
+ * the txq owner (metaroce_tp_xmit_queue()) sends, so the slots need no
+ * lock. UD (an AH per packet) is not cached.
+ */
+static struct metaroce_tp_dst *tp_dst_find(struct metaroce_tp *tp,
+					   const struct metaroce_av *av,
+					   u16 sport, u8 tos)
+{
+	struct metaroce_tp_dst *c;
+	int i;
+
+	BUILD_BUG_ON(sizeof(av->saddr) != sizeof(c->saddr));
+	for (i = 0; i < ARRAY_SIZE(tp->dst); i++) {
+		c = &tp->dst[i];
+		if (c->dst && c->sport == sport && c->tos == tos &&
+		    c->family == av->family &&
+		    !memcmp(&c->daddr, &av->daddr, sizeof(c->daddr)) &&
+		    !memcmp(&c->saddr, &av->saddr, sizeof(c->saddr)))
+			return c;
+	}
+	return NULL;
+}
+
+/* A referenced valid cached route, or NULL (then dropped from the cache). */
+static struct dst_entry *tp_dst_get(struct metaroce_tp *tp,
+				    const struct metaroce_av *av,
+				    u16 sport, u8 tos)
+{
+	struct metaroce_tp_dst *c = tp_dst_find(tp, av, sport, tos);
+	struct dst_entry *dst;
+
+	if (!c)
+		return NULL;
+	dst = c->dst;
+	if (unlikely(!(dst->dev->flags & IFF_UP) ||
+		     !dst_check(dst, c->cookie))) {
+		c->dst = NULL;
+		dst_release(dst);
+		return NULL;
+	}
+	dst_hold(dst);
+	return dst;
+}
+
+static void tp_dst_set(struct metaroce_tp *tp, const struct metaroce_av *av,
+		       u16 sport, u8 tos, struct dst_entry *dst, u32 cookie)
+{
+	struct metaroce_tp_dst *c;
+
+	c = &tp->dst[tp->dst_next++ % ARRAY_SIZE(tp->dst)];
+	if (c->dst)
+		dst_release(c->dst);
+	dst_hold(dst);
+	c->dst = dst;
+	c->cookie = cookie;
+	c->sport = sport;
+	c->tos = tos;
+	c->family = av->family;
+	memcpy(&c->saddr, &av->saddr, sizeof(c->saddr));
+	memcpy(&c->daddr, &av->daddr, sizeof(c->daddr));
+}
+
+/* Drop every cached route of @qp, unless a sender is using them now. */
+static void tp_dst_flush(struct metaroce_qp *qp)
+{
+	struct metaroce_tp *tp = &qp->tp;
+	int i;
+
+	spin_lock_bh(&tp->txq.lock);
+	if (!tp->tx_busy) {
+		for (i = 0; i < ARRAY_SIZE(tp->dst); i++) {
+			if (tp->dst[i].dst)
+				dst_release(tp->dst[i].dst);
+			tp->dst[i].dst = NULL;
+		}
+	}
+	spin_unlock_bh(&tp->txq.lock);
+}
+
 static int tp_xmit4(struct metaroce_dev *mdev, struct sock *sk,
 		    const struct metaroce_av *av, struct sk_buff *skb,
-		    u16 sport, u8 tos)
+		    u16 sport, u8 tos, struct metaroce_tp *tp)
 {
 	struct net *net = dev_net(mdev->ndev);
 	struct flowi4 fl4 = {};
+	struct dst_entry *dst;
 	struct rtable *rt;
 	u8 ttl;
 
 	fl4.daddr = av->daddr.v4.s_addr;
 	fl4.saddr = av->saddr.v4.s_addr;
-	fl4.flowi4_proto = IPPROTO_UDP;
-	fl4.flowi4_tos = RT_TOS(tos);
-	fl4.fl4_sport = htons(sport);
-	fl4.fl4_dport = htons(metaroce_udp_port);
-	rt = ip_route_output_key(net, &fl4);
-	if (IS_ERR(rt))
-		return PTR_ERR(rt);
+	dst = tp ? tp_dst_get(tp, av, sport, RT_TOS(tos)) : NULL;
+	if (dst) {
+		rt = container_of(dst, struct rtable, dst);
+	} else {
+		fl4.flowi4_proto = IPPROTO_UDP;
+		fl4.flowi4_tos = RT_TOS(tos);
+		fl4.fl4_sport = htons(sport);
+		fl4.fl4_dport = htons(metaroce_udp_port);
+		rt = ip_route_output_key(net, &fl4);
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		/* only an exact source: a wildcard one is chosen per lookup */
+		if (tp && av->saddr.v4.s_addr)
+			tp_dst_set(tp, av, sport, RT_TOS(tos), &rt->dst, 0);
+	}
 	ttl = av->ttl ? av->ttl : ip4_dst_hoplimit(&rt->dst);
 	skb->protocol = htons(ETH_P_IP);
 	/*
@@ -74,7 +173,7 @@ static int tp_xmit4(struct metaroce_dev *mdev, struct sock *sk,
 #if IS_ENABLED(CONFIG_IPV6)
 static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 		    const struct metaroce_av *av, struct sk_buff *skb,
-		    u16 sport, u8 tos)
+		    u16 sport, u8 tos, struct metaroce_tp *tp)
 {
 	struct net *net = dev_net(mdev->ndev);
 	struct in6_addr saddr = av->saddr.v6, daddr = av->daddr.v6;
@@ -89,9 +188,16 @@ static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 	fl6.fl6_dport = htons(metaroce_udp_port);
 	if (ipv6_addr_type(&daddr) & IPV6_ADDR_LINKLOCAL)
 		fl6.flowi6_oif = mdev->ndev->ifindex;
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
-	if (IS_ERR(dst))
-		return PTR_ERR(dst);
+	dst = tp ? tp_dst_get(tp, av, sport, tos & ~INET_ECN_MASK) : NULL;
+	if (!dst) {
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
+		if (IS_ERR(dst))
+			return PTR_ERR(dst);
+		if (tp && !ipv6_addr_any(&saddr))
+			tp_dst_set(tp, av, sport, tos & ~INET_ECN_MASK, dst,
+				   rt6_get_cookie(container_of(dst,
+								 struct rt6_info, dst)));
+	}
 	ttl = av->ttl ? av->ttl : ip6_dst_hoplimit(dst);
 	skb->protocol = htons(ETH_P_IPV6);
 	/*
@@ -116,6 +222,7 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 	struct metaroce_tp_cb *cb = tp_cb(skb);
 	struct metaroce_ah *ah = cb->ah;
 	const struct metaroce_av *av = ah ? &ah->av : &qp->av;
+	struct metaroce_tp *tp = &qp->tp;
 	u8 tos = av->tos & ~INET_ECN_MASK;
 	struct sock *sk;
 	u16 sport = cb->sport;
@@ -128,11 +235,13 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 	memset(skb->cb, 0, sizeof(skb->cb));
 	rcu_read_lock();
 	sk = metaroce_udp_sk(mdev->udp, av->family);
+	if (ah || !READ_ONCE(tp_dst_cache))
+		tp = NULL;
 	if (sk && av->family == AF_INET) {
-		err = tp_xmit4(mdev, sk, av, skb, sport, tos);
+		err = tp_xmit4(mdev, sk, av, skb, sport, tos, tp);
 #if IS_ENABLED(CONFIG_IPV6)
 	} else if (sk && av->family == AF_INET6) {
-		err = tp_xmit6(mdev, sk, av, skb, sport, tos);
+		err = tp_xmit6(mdev, sk, av, skb, sport, tos, tp);
 #endif
 	}
 	rcu_read_unlock();
@@ -182,6 +291,7 @@ void metaroce_tp_txq_purge(struct metaroce_qp *qp)
 			metaroce_ah_put(tp_cb(skb)->ah);
 		kfree_skb(skb);
 	}
+	tp_dst_flush(qp);
 }
 
 /* Did the IP header of a received packet carry ECN CE? */

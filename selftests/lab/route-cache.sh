@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# route-cache: a QP's cached per-path routes (xmit.c) follow route changes.
+#
+#        n1 (client)                               n2 (server)
+#   +---------------------+                    +---------------------+
+#   | mrc0 -> eth0        |<------------------>| mrc0 -> eth0        |
+#   | dummy0 (no peer)    |                    |                     |
+#   +---------------------+                    +---------------------+
+#
+# While an RC pingpong runs (every payload byte verified), n1 adds a host
+# route to n2 through dummy0 for 0.3 s, then deletes it. A transport that
+# kept using a stale route would go on sending on eth0: dummy0 must count
+# metaroce packets while the route exists, and the pingpong must finish
+# (the lost packets are retransmitted over eth0 once the route is gone).
+# Same for IPv6, and with the cache switched off (dst_cache=0) as control.
+# shellcheck source=scripts/lab/lab.sh
+. "$(dirname "$0")/../../scripts/lab/lab.sh"
+
+# gid6 NODE: GID index of NODE's fd00:6d72::/64 address
+gid6() {
+	lab_run "$1" 'cd /sys/class/infiniband/mrc0/ports/1/gids &&
+		grep -l ^fd00 * 2>/dev/null | head -1'
+}
+
+TXDATA_AWK="awk '{ for (i = 1; i < NF; i++) if (\$i == \"tx_data_packets\") print \$(i + 1) }'"
+# txdata: n1's metaroce tx_data_packets counter
+txdata() {
+	n1 "rdma statistic show link mrc0/1 | $TXDATA_AWK"
+}
+
+# detour FAMILY GID1 GID2 DST: pingpong n1 -> n2 on GID indexes GID1/GID2;
+# mid-run, route DST through dummy0 for 0.3 s; check dummy0 saw packets
+# and the pingpong passes
+detour() {
+	local fam=$1 g1=$2 g2=$3 dst=$4 out rc n base
+	base=$(txdata)
+	lab_bg n2 pp ibv_rc_pingpong -d mrc0 -g "$g2" -n 3000 -s 4096 -c
+	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
+	lab_bg n1 pc ibv_rc_pingpong -d mrc0 -g "$g1" -n 3000 -s 4096 -c 192.0.2.2
+	# wait until the QP carries traffic, then detour
+	lab_wait_for n1 "[ \$(rdma statistic show link mrc0/1 | $TXDATA_AWK) -gt $((base + 500)) ]" 60 || return 1
+	n=$(n1 "a=\$(cat /sys/class/net/dummy0/statistics/tx_packets)
+ip -$fam route add $dst dev dummy0 && sleep 0.3
+ip -$fam route del $dst dev dummy0
+echo \$((\$(cat /sys/class/net/dummy0/statistics/tx_packets) - a))")
+	echo "dummy0 transmitted $n packets during the detour"
+	out=$(lab_wait pc)
+	rc=$?
+	echo "$out" | tail -3
+	lab_wait pp >/dev/null || { echo "server failed"; return 1; }
+	[ "$rc" = 0 ] && [ "${n:-0}" -gt 0 ]
+}
+
+lab_start
+check "n1: metaroce" lab_load_metaroce n1
+check "n2: metaroce" lab_load_metaroce n2
+check "n1: dummy0 up" n1 'ip link add dummy0 type dummy && ip link set dummy0 up'
+n1 'echo 1 >/sys/module/metaroce/parameters/dst_cache' >/dev/null
+check "IPv4: route change followed by the cached path routes" detour 4 1 1 192.0.2.2/32
+check "IPv6: route change followed by the cached path routes" \
+	eval 'a=$(gid6 n1) && b=$(gid6 n2) && detour 6 "$a" "$b" fd00:6d72::2/128'
+n1 'echo 0 >/sys/module/metaroce/parameters/dst_cache' >/dev/null
+check "IPv4, dst_cache=0: route change followed" detour 4 1 1 192.0.2.2/32
+n1 'echo 1 >/sys/module/metaroce/parameters/dst_cache' >/dev/null
+lab_summary

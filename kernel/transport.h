@@ -95,12 +95,11 @@ static inline void metaroce_tp_stat_inc(struct metaroce_dev *mdev,
 }
 
 /*
- * A path's cached route (xmit.c): the route of qp->av from one UDP source
- * port, so a packet needs no route lookup. Used by the txq owner only.
+ * A path's cached route (xmit.c): the IPv4 route of qp->av from one UDP
+ * source port, so a packet needs no route lookup. Txq owner only.
  */
 struct metaroce_tp_dst {
 	struct dst_entry *dst;		/* referenced, or NULL */
-	u32 cookie;			/* for dst_check() (IPv6) */
 	u16 sport;
 	u8 tos;
 	u8 family;

@@ -46,14 +46,17 @@ struct sk_buff *metaroce_tp_alloc_skb(u32 len)
 }
 
 /*
- * Route cache (design.rst, Transmit path). A QP's packets go to one
- * address pair from a handful of source ports (its paths), so the route
- * of each (addresses, tos, sport) is kept in the QP with a reference and
- * revalidated with dst_check() per packet, as UDP tunnels do with
- * dst_cache: a route or address change, a netdev going down or an IPv6
- * fib change make it obsolete and the next packet looks up again. Only
- * the txq owner (metaroce_tp_xmit_queue()) sends, so the slots need no
- * lock. UD (an AH per packet) is not cached.
+ * Route cache (design.rst, Execution model). A QP's packets go to one
+ * address pair from a handful of source ports (its paths), so the IPv4
+ * route of each (addresses, tos, sport) is kept in the QP with a
+ * reference and revalidated with dst_check() per packet, as UDP tunnels
+ * do with dst_cache: a route or address change (a new FIB generation) or
+ * a device going down makes it obsolete and the next packet looks up
+ * again. IPv4 only: its dst_ops are global, so a route may outlive its
+ * namespace in the cache (dst_dev_put() moved it to blackhole_netdev);
+ * IPv6 routes point at their namespace's dst_ops. Only the txq owner
+ * (metaroce_tp_xmit_queue()) sends, so the slots need no lock. UD (an AH
+ * per packet) is not cached.
  */
 static struct metaroce_tp_dst *tp_dst_find(struct metaroce_tp *tp,
 					   const struct metaroce_av *av,
@@ -85,8 +88,7 @@ static struct dst_entry *tp_dst_get(struct metaroce_tp *tp,
 	if (!c)
 		return NULL;
 	dst = c->dst;
-	if (unlikely(!(dst->dev->flags & IFF_UP) ||
-		     !dst_check(dst, c->cookie))) {
+	if (unlikely(!(dst->dev->flags & IFF_UP) || !dst_check(dst, 0))) {
 		c->dst = NULL;
 		dst_release(dst);
 		return NULL;
@@ -96,7 +98,7 @@ static struct dst_entry *tp_dst_get(struct metaroce_tp *tp,
 }
 
 static void tp_dst_set(struct metaroce_tp *tp, const struct metaroce_av *av,
-		       u16 sport, u8 tos, struct dst_entry *dst, u32 cookie)
+		       u16 sport, u8 tos, struct dst_entry *dst)
 {
 	struct metaroce_tp_dst *c;
 
@@ -105,7 +107,6 @@ static void tp_dst_set(struct metaroce_tp *tp, const struct metaroce_av *av,
 		dst_release(c->dst);
 	dst_hold(dst);
 	c->dst = dst;
-	c->cookie = cookie;
 	c->sport = sport;
 	c->tos = tos;
 	c->family = av->family;
@@ -153,9 +154,12 @@ static int tp_xmit4(struct metaroce_dev *mdev, struct sock *sk,
 		rt = ip_route_output_key(net, &fl4);
 		if (IS_ERR(rt))
 			return PTR_ERR(rt);
-		/* only an exact source: a wildcard one is chosen per lookup */
-		if (tp && av->saddr.v4.s_addr)
-			tp_dst_set(tp, av, sport, RT_TOS(tos), &rt->dst, 0);
+		/*
+		 * Only an exact source (a wildcard one is chosen per lookup)
+		 * and no IPsec bundle (its dst_ops are the namespace's).
+		 */
+		if (tp && av->saddr.v4.s_addr && !dst_xfrm(&rt->dst))
+			tp_dst_set(tp, av, sport, RT_TOS(tos), &rt->dst);
 	}
 	ttl = av->ttl ? av->ttl : ip4_dst_hoplimit(&rt->dst);
 	skb->protocol = htons(ETH_P_IP);
@@ -173,7 +177,7 @@ static int tp_xmit4(struct metaroce_dev *mdev, struct sock *sk,
 #if IS_ENABLED(CONFIG_IPV6)
 static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 		    const struct metaroce_av *av, struct sk_buff *skb,
-		    u16 sport, u8 tos, struct metaroce_tp *tp)
+		    u16 sport, u8 tos)
 {
 	struct net *net = dev_net(mdev->ndev);
 	struct in6_addr saddr = av->saddr.v6, daddr = av->daddr.v6;
@@ -188,16 +192,9 @@ static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 	fl6.fl6_dport = htons(metaroce_udp_port);
 	if (ipv6_addr_type(&daddr) & IPV6_ADDR_LINKLOCAL)
 		fl6.flowi6_oif = mdev->ndev->ifindex;
-	dst = tp ? tp_dst_get(tp, av, sport, tos & ~INET_ECN_MASK) : NULL;
-	if (!dst) {
-		dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
-		if (IS_ERR(dst))
-			return PTR_ERR(dst);
-		if (tp && !ipv6_addr_any(&saddr))
-			tp_dst_set(tp, av, sport, tos & ~INET_ECN_MASK, dst,
-				   rt6_get_cookie(container_of(dst,
-								 struct rt6_info, dst)));
-	}
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
 	ttl = av->ttl ? av->ttl : ip6_dst_hoplimit(dst);
 	skb->protocol = htons(ETH_P_IPV6);
 	/*
@@ -241,7 +238,7 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 		err = tp_xmit4(mdev, sk, av, skb, sport, tos, tp);
 #if IS_ENABLED(CONFIG_IPV6)
 	} else if (sk && av->family == AF_INET6) {
-		err = tp_xmit6(mdev, sk, av, skb, sport, tos, tp);
+		err = tp_xmit6(mdev, sk, av, skb, sport, tos);
 #endif
 	}
 	rcu_read_unlock();

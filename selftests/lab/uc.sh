@@ -10,7 +10,8 @@
 #    RDMA_WRITE_WITH_IMM, 1 B .. 9 KiB), all arrive byte exact;
 #  - the same under `netem loss 1%` on both nodes: every send WQE
 #    completes successfully, every completed message is exact, received +
-#    uc_msg_drops account for every message (but at most the last), no
+#    uc_msg_drops account exactly for every message up to the last one
+#    received (5 one-byte sentinels follow the messages), no
 #    hang;
 #  - reference (does not fail the run): the loopback part on rxe0 (n2).
 #

@@ -20,12 +20,13 @@
  * Two nodes (TCP port 18521 for the exchange): the client sends N
  * messages, alternately SEND_WITH_IMM and RDMA_WRITE_WITH_IMM (imm = the
  * message number, sizes 1 B .. 9 KiB), the server checks every receive
- * completion byte by byte (WRITE: its own slot of the server's MR). Every
- * send WQE must complete successfully. Without -L every message must
- * arrive. With -L (a lossy network: netem loss) every *completed* message
- * must be exact, at least one must arrive, and received + counted drops
- * (uc_msg_drops on the server) must account for every message but at
- * most the last one.
+ * completion byte by byte (WRITE: its own slot of the server's MR), then
+ * 5 one-byte SEND_WITH_IMM sentinels (so that a lost packet of the last
+ * messages is resolved too). Every send WQE must complete successfully.
+ * Without -L every message must arrive. With -L (a lossy network: netem
+ * loss) every *completed* message must be exact, a sentinel must arrive,
+ * and received + counted drops (uc_msg_drops on the server) must equal
+ * the messages up to the last one received, exactly.
  *
  * Prints "ok"/"FAIL" per check, "N checks, N failed" last; exit code 1 if
  * any check failed. -R (reference device): no device counter checks.
@@ -509,9 +510,19 @@ static void xfer(void *p, size_t len, bool out)
 	}
 }
 
+#define NSENT	5	/* 1-byte SEND_WITH_IMMs after the N messages */
+
+static uint32_t nmsg;	/* N */
+
+/* Message k: size and opcode (k >= N: a sentinel). */
 static uint32_t msg_size(uint32_t k)
 {
-	return 1 + (k * 2654435761u) % MAXMSG;
+	return k >= nmsg ? 1 : 1 + (k * 2654435761u) % MAXMSG;
+}
+
+static bool msg_is_write(uint32_t k)
+{
+	return k < nmsg && (k & 1);
 }
 
 static void two_nodes(const char *server, uint32_t n, bool lossy)
@@ -520,13 +531,14 @@ static void two_nodes(const char *server, uint32_t n, bool lossy)
 	struct ibv_qp_attr qa;
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 2 * n + 64, NULL, NULL, 0);
-	size_t sz = (size_t)SLOT * (2 * n + 1);	/* WRITE slots, then RQ */
+	size_t sz = (size_t)SLOT * (2 * n + NSENT + 1);	/* WRITEs, RQ */
 	uint8_t *buf = aligned_alloc(4096, sz);
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
 	union ibv_gid dg;
 	uint32_t k, got = 0, wrong = 0, ok_sends = 0, bad_sends = 0, seen;
+	uint32_t total = n + NSENT, hi = 0;
 	long d0, d1;
 	double end;
 	int one = 1;
@@ -588,7 +600,7 @@ static void two_nodes(const char *server, uint32_t n, bool lossy)
 	      !to_rts(qp, me.psn, 0), "connect UC QP to %06x", peer.qpn);
 	d0 = uc_drops();
 	if (!server)		/* every message may use a receive WQE */
-		for (k = 0; k < n; k++)
+		for (k = 0; k < total; k++)
 			post_recv(qp, k, buf + (size_t)SLOT * (n + k), SLOT,
 				  mr->lkey);
 	xfer(&one, sizeof(one), true);	/* ready */
@@ -599,10 +611,10 @@ static void two_nodes(const char *server, uint32_t n, bool lossy)
 		uint32_t posted = 0, done = 0, out = 0;
 
 		end = now_s() + 120;
-		while (done < n && now_s() < end) {
-			while (posted < n && out < 32) {
+		while (done < total && now_s() < end) {
+			while (posted < total && out < 32) {
 				uint8_t *src = buf + (size_t)SLOT * posted;
-				enum ibv_wr_opcode op = posted & 1 ?
+				enum ibv_wr_opcode op = msg_is_write(posted) ?
 					IBV_WR_RDMA_WRITE_WITH_IMM :
 					IBV_WR_SEND_WITH_IMM;
 
@@ -624,9 +636,9 @@ static void two_nodes(const char *server, uint32_t n, bool lossy)
 			else
 				bad_sends++;
 		}
-		CHECK(ok_sends == n && !bad_sends,
-		      "client: %u messages sent, %u send WQEs complete OK, %u in error",
-		      n, ok_sends, bad_sends);
+		CHECK(ok_sends == total && !bad_sends,
+		      "client: %u messages + %u sentinels sent, %u send WQEs complete OK, %u in error",
+		      n, NSENT, ok_sends, bad_sends);
 		xfer(&n, sizeof(n), true);
 		xfer(&got, sizeof(got), false);
 		xfer(&wrong, sizeof(wrong), false);
@@ -666,18 +678,21 @@ static void two_nodes(const char *server, uint32_t n, bool lossy)
 			}
 			k = wc.wc_flags & IBV_WC_WITH_IMM ?
 			    ntohl(wc.imm_data) : ~0u;
-			if (wc.status != IBV_WC_SUCCESS || k >= n) {
+			if (wc.status != IBV_WC_SUCCESS || k >= total) {
 				wrong++;
 				printf("FAIL  completion %s imm %u\n",
 				       ibv_wc_status_str(wc.status), k);
 				continue;
 			}
 			got++;
+			if (k > hi)
+				hi = k;
 			dst = buf + (size_t)SLOT *
 			      (wc.opcode == IBV_WC_RECV ? n + wc.wr_id : k);
 			bad = bad_byte(dst, msg_size(k), k + 17);
 			if (wc.byte_len != msg_size(k) || bad >= 0 ||
-			    wc.opcode != (k & 1 ? IBV_WC_RECV_RDMA_WITH_IMM :
+			    wc.opcode != (msg_is_write(k) ?
+					  IBV_WC_RECV_RDMA_WITH_IMM :
 					  IBV_WC_RECV)) {
 				wrong++;
 				if (wrong < 5)
@@ -689,16 +704,19 @@ static void two_nodes(const char *server, uint32_t n, bool lossy)
 		d1 = uc_drops();
 		CHECK(!wrong, "server: every completed message exact (%u received, %u wrong)",
 		      got, wrong);
-		CHECK(got > 0, "server: messages arrive (%u of %u)", got, n);
+		CHECK(got > 0, "server: messages arrive (%u of %u + %u)", got,
+		      n, NSENT);
 		if (!lossy)
-			CHECK(got == n, "server: all %u messages arrived (%u)",
-			      n, got);
+			CHECK(got == total, "server: all %u messages arrived (%u)",
+			      total, got);
+		/* a sentinel came: every real message is resolved */
+		CHECK(got && hi >= n, "server: a sentinel arrived (last %u)",
+		      hi);
 		if (!lenient && d0 >= 0) {
 			printf("# uc_msg_drops +%ld\n", d1 - d0);
-			CHECK(got + (d1 - d0) <= n &&
-			      got + (d1 - d0) + 1 >= n,
-			      "server: received %u + dropped %ld account for %u (all but at most the last)",
-			      got, d1 - d0, n);
+			CHECK(got + (d1 - d0) == hi + 1,
+			      "server: received %u + counted drops %ld = messages up to the last received (%u)",
+			      got, d1 - d0, hi + 1);
 		}
 		xfer(&got, sizeof(got), true);
 		xfer(&wrong, sizeof(wrong), true);
@@ -746,6 +764,7 @@ int main(int argc, char **argv)
 	CHECK(gid_index >= 0, "IPv4 GID at index %d", gid_index);
 	if (gid_index < 0)
 		return 1;
+	nmsg = n;
 	if (n)
 		two_nodes(server, n, lossy);
 	else

@@ -7,7 +7,8 @@
 #    exact, READ/atomics/SEND_WITH_INV refused, drops without a receive
 #    WQE / with a bad rkey / without REMOTE_WRITE (counted, QP lives);
 #  - n1 -> n2 over mrc0: 300 messages (SEND_WITH_IMM and
-#    RDMA_WRITE_WITH_IMM, 1 B .. 9 KiB), all arrive byte exact;
+#    RDMA_WRITE_WITH_IMM, 1 B .. 9 KiB, paced 2 ms apart: UC has no flow
+#    control), what arrives is byte exact and every message accounted for;
 #  - the same under `netem loss 1%` on both nodes: every send WQE
 #    completes successfully, every completed message is exact, received +
 #    uc_msg_drops account exactly for every message up to the last one

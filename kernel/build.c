@@ -129,6 +129,8 @@ struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp, u32 psn,
 				p.write.rmsn = w->msn;
 				p.write.imm =
 					be32_to_cpu((__force __be32)w->imm);
+			} else if (d->flags & MRC_F_UC) {
+				p.write.rmsn = w->msn;	/* UC: every MSN */
 			}
 			break;
 		case MRC_OP_READ_REQ:

@@ -263,6 +263,7 @@ static void tp_env_count(void *ctx, u8 counter, u32 n)
 		[MRC_CNT_SPURIOUS_RETX] = TP_STAT_SPURIOUS_RETX,
 		[MRC_CNT_SPURIOUS_RTO] = TP_STAT_SPURIOUS_RTO,
 		[MRC_CNT_RTO] = TP_STAT_RTO,
+		[MRC_CNT_UC_DROP] = TP_STAT_UC_MSG_DROPS,
 	};
 
 	if (counter == MRC_CNT_RTO)
@@ -384,13 +385,16 @@ void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,
 	cfg->npaths = qp->tp.s->req.paths.n;
 	cfg->qp_access = READ_ONCE(qp->qp_access_flags);
 	cfg->min_rnr_timer = qp->min_rnr_timer;
+	cfg->uc = qp->ibqp.qp_type == IB_QPT_UC;
 	rcfg->ib_timeout_us = metaroce_tp_ib_timeout_us(qp->timeout);
 	rcfg->rto_floor_us = READ_ONCE(metaroce_tp_rto_floor_us);
 	rcfg->retry_cnt = qp->retry_cnt;
 	rcfg->rnr_retry = qp->rnr_retry;
 	rcfg->mtu = qp->tp.s->mtu;
 	rcfg->max_rd_atomic = qp->max_rd_atomic;
-	rcfg->ud = qp->ibqp.qp_type != IB_QPT_RC;
+	rcfg->ud = qp->ibqp.qp_type == IB_QPT_UD ||
+		   qp->ibqp.qp_type == IB_QPT_GSI;
+	rcfg->uc = qp->ibqp.qp_type == IB_QPT_UC;
 	rcfg->running = qp->tp.s->running;
 }
 

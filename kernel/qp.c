@@ -46,6 +46,7 @@ static int metaroce_qp_check_init(struct metaroce_dev *mdev,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
+	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
 	case IB_QPT_GSI:
@@ -644,7 +645,7 @@ static bool metaroce_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_LOCAL_INV:
 	case IB_WR_REG_MR:
-		return type == IB_QPT_RC;
+		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:

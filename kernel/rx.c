@@ -56,6 +56,7 @@ const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX] = {
 	[TP_STAT_SPURIOUS_RETX].name = "spurious_retx",
 	[TP_STAT_SPURIOUS_RTO].name = "spurious_rto",
 	[TP_STAT_PEER_DROPS].name = "peer_drops",
+	[TP_STAT_UC_MSG_DROPS].name = "uc_msg_drops",
 };
 
 /* Longest header: BTH + ACKH + 16 path records (208 bytes). */
@@ -188,9 +189,11 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		return;
 	}
 	ud = p.opcode == MRC_OP_UD_SEND || p.opcode == MRC_OP_UD_SEND_IMM;
+	/* UD to UD/GSI QPs, UC-flagged packets to UC QPs, the rest to RC */
 	if (ud != (qp->ibqp.qp_type == IB_QPT_UD ||
 		   qp->ibqp.qp_type == IB_QPT_GSI) ||
-	    (!ud && qp->ibqp.qp_type != IB_QPT_RC)) {
+	    (!ud && qp->ibqp.qp_type != (p.flags & MRC_F_UC ? IB_QPT_UC :
+					 IB_QPT_RC))) {
 		metaroce_tp_stat_inc(mdev, TP_STAT_NOQP_DROPS);
 		trace_metaroce_rx_drop(METAROCE_DROP_NOQP, skb->len);
 		kfree_skb(skb);

@@ -76,6 +76,7 @@ enum metaroce_tp_stat {
 	TP_STAT_SPURIOUS_RETX,	/* retransmissions found unnecessary */
 	TP_STAT_SPURIOUS_RTO,	/* timeouts undone: the peer/network stalled */
 	TP_STAT_PEER_DROPS,	/* not from the QP's peer / spoofed loopback */
+	TP_STAT_UC_MSG_DROPS,	/* UC messages lost or refused by a responder */
 	TP_STAT_MAX
 };
 

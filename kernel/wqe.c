@@ -54,6 +54,13 @@ static bool tp_op_ok(struct metaroce_qp *qp, u32 op)
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
 		return op == IB_UVERBS_WR_SEND ||
 		       op == IB_UVERBS_WR_SEND_WITH_IMM;
+	if (qp->ibqp.qp_type == IB_QPT_UC)	/* no READ, atomics, SEND_INV */
+		return op == IB_UVERBS_WR_SEND ||
+		       op == IB_UVERBS_WR_SEND_WITH_IMM ||
+		       op == IB_UVERBS_WR_RDMA_WRITE ||
+		       op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ||
+		       (metaroce_wr_is_local(op) &&
+			(op != METAROCE_WR_REG_MR || !qp->is_user));
 	return false;
 }
 
@@ -170,8 +177,10 @@ static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 		metaroce_mr_put(mr);
 	}
 
+	/* UC numbers every message (its MSN), RC those that use a WQE */
 	if (w->mrc_op == MRC_OP_SEND || w->mrc_op == MRC_OP_SEND_IMM ||
-	    w->mrc_op == MRC_OP_SEND_INV || w->mrc_op == MRC_OP_WRITE_IMM)
+	    w->mrc_op == MRC_OP_SEND_INV || w->mrc_op == MRC_OP_WRITE_IMM ||
+	    (w->mrc_op == MRC_OP_WRITE && qp->ibqp.qp_type == IB_QPT_UC))
 		w->msn = s->req.smsn++;
 	return;
 bad:

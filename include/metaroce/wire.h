@@ -89,7 +89,8 @@ struct mrc_bth {
 #define MRC_F_ACKREQ	0x04	/* receiver should ACK immediately */
 #define MRC_F_SOLICIT	0x08	/* solicited event (SEND*, WRITE_IMM) */
 #define MRC_F_RETX	0x10	/* retransmission (informational) */
-#define MRC_F_ALL	0x1f	/* other bits: packet is rejected */
+#define MRC_F_UC	0x20	/* UC message: SEND*, WRITE* only, no ACKREQ/RETX */
+#define MRC_F_ALL	0x3f	/* other bits: packet is rejected */
 
 /* ---------------------------------------------------------------------
  * Opcode extensions

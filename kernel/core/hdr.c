@@ -118,6 +118,12 @@ static int mrc_pkt_check(const struct mrc_pkt *p)
 		return -MRC_E_LEN;
 	if (!mrc_op_has_payload(p->opcode) && p->payload_len)
 		return -MRC_E_LEN;
+	/* UC: the four UC operations only, never acknowledged or resent */
+	if ((p->flags & MRC_F_UC) &&
+	    ((p->opcode != MRC_OP_SEND && p->opcode != MRC_OP_SEND_IMM &&
+	      p->opcode != MRC_OP_WRITE && p->opcode != MRC_OP_WRITE_IMM) ||
+	     (p->flags & (MRC_F_ACKREQ | MRC_F_RETX))))
+		return -MRC_E_FLAGS;
 
 	switch (p->opcode) {
 	case MRC_OP_SEND:

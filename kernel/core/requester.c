@@ -23,6 +23,7 @@ static const char * const req_state_names[MRC_REQS_NSTATES] = {
 	[MRC_REQS_LOCAL] = "local",
 	[MRC_REQS_UD] = "ud",
 	[MRC_REQS_SEGMENT] = "segment",
+	[MRC_REQS_UC] = "uc",
 	[MRC_REQS_BLOCKED] = "blocked",
 	[MRC_REQS_CUT] = "cut",
 	[MRC_REQS_DONE] = "done",
@@ -175,6 +176,27 @@ static void req_segment(struct mrc_req *q, struct mrc_swqe *w,
 	}
 }
 
+/*
+ * UC: the next packet of the WQE at sq_seg, with the next PSN but nothing
+ * outstanding (una follows nxt: no ACK will come), on the next path round
+ * robin. Once its last packet is described the WQE is complete (last_psn
+ * is before una). The MSN (w->msn) numbers every UC message.
+ */
+static void req_uc_segment(struct mrc_req *q, struct mrc_swqe *w,
+			   struct mrc_req_out *o)
+{
+	struct mrc_txd *d;
+
+	o->psn = q->sb.nxt++;
+	q->sb.una = q->sb.nxt;
+	o->ppsn = 0;
+	o->path = (u8)(q->paths.n ? q->paths.rr++ % q->paths.n : 0);
+	o->resp = 0;
+	req_segment(q, w, o);
+	d = &q->pkt[o->psn & (MRC_WND - 1)];
+	d->flags = (d->flags & ~MRC_F_ACKREQ) | MRC_F_UC;
+}
+
 /* The WQE at sq_seg is done without a packet of its own. */
 static void req_wqe_done(struct mrc_req *q, struct mrc_swqe *w)
 {
@@ -245,6 +267,8 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 				       MRC_REQS_BLOCKED;
 			else if (q->cfg.ud)
 				next = MRC_REQS_UD;
+			else if (q->cfg.uc)
+				next = MRC_REQS_UC;
 			else if (!req_may_start(q, w) ||
 				 req_new_psn(q, e, o))
 				next = MRC_REQS_BLOCKED;
@@ -266,6 +290,11 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			e->ops->local_op(e->ctx, w);
 			req_wqe_done(q, w);
 			ret = MRC_REQ_AGAIN;
+			next = MRC_REQS_DONE;
+			break;
+		case MRC_REQS_UC:
+			req_uc_segment(q, w, o);
+			ret = MRC_REQ_PKT;
 			next = MRC_REQS_DONE;
 			break;
 		case MRC_REQS_UD:

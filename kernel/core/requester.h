@@ -92,6 +92,12 @@ struct mrc_req_cfg {
 	u8 retry_cnt;
 	u8 rnr_retry;		/* 7 = infinite */
 	u8 ud;			/* UD/GSI: one datagram per WQE, no PSNs */
+	/*
+	 * UC: packets get PSNs but nothing is outstanding (no window, cc or
+	 * timer; una follows nxt); a WQE completes once its last packet is
+	 * built (protocol.rst "Unreliable connected (UC)").
+	 */
+	u8 uc;
 	u8 running;		/* RTS/SQD: may start new requests */
 };
 
@@ -187,6 +193,7 @@ enum mrc_req_state {
 	MRC_REQS_LOCAL,		/* a local operation (env local_op) */
 	MRC_REQS_UD,		/* a datagram */
 	MRC_REQS_SEGMENT,	/* the next packet of the WQE at sq_seg */
+	MRC_REQS_UC,		/* the next packet of a UC WQE: no window */
 	MRC_REQS_BLOCKED,	/* fence, rd_atomic limit, window, paths */
 	MRC_REQS_CUT,		/* stop_new: end a partly sent message */
 	MRC_REQS_DONE,

@@ -614,6 +614,266 @@ static enum mrc_resp_state resp_go(const struct mrc_env *e,
 	return to;
 }
 
+/* -------------------------------------------------------------- UC */
+
+/*
+ * protocol.rst "Unreliable connected (UC)". Nothing is acknowledged: a
+ * packet is placed or dropped at once; a message completes when all its
+ * bytes are placed, and is abandoned (counted) when a later message
+ * shows up first.
+ */
+
+static void resp_uc_count_drops(const struct mrc_env *e, u32 n)
+{
+	if (n && e->ops->count)
+		e->ops->count(e->ctx, MRC_CNT_UC_DROP, n);
+}
+
+static bool uc_bit(const struct mrc_uc_rx *u, u32 psn)
+{
+	return u->seen[(psn % MRC_WND) / 64] & (1ULL << (psn % 64));
+}
+
+static void uc_set(struct mrc_uc_rx *u, u32 psn, bool on)
+{
+	u64 *w = &u->seen[(psn % MRC_WND) / 64];
+
+	if (on)
+		*w |= 1ULL << (psn % 64);
+	else
+		*w &= ~(1ULL << (psn % 64));
+}
+
+/* Duplicate filter: MRC_RX_NEW (now marked), MRC_RX_DUP or MRC_RX_OOW. */
+static enum mrc_rx_verdict resp_uc_filter(struct mrc_uc_rx *u, u32 psn)
+{
+	u32 i;
+
+	if (mrc_seq_geq(psn, u->top)) {
+		/* forward, however far: the sender never waits */
+		if (psn - u->top >= MRC_WND)
+			memset(u->seen, 0, sizeof(u->seen));
+		else
+			for (i = u->top; i != psn; i++)
+				uc_set(u, i, false);
+		u->top = psn + 1;
+		uc_set(u, psn, true);
+		return MRC_RX_NEW;
+	}
+	if (u->top - psn > MRC_WND)
+		return MRC_RX_OOW;
+	if (uc_bit(u, psn))
+		return MRC_RX_DUP;
+	uc_set(u, psn, true);
+	return MRC_RX_NEW;
+}
+
+/* The message the current one's receive WQE is held for, or NULL. */
+static struct mrc_rslot *resp_uc_wqe(struct mrc_resp *r)
+{
+	return r->rmsn_pop != r->rmsn_done ? resp_rslot(r, r->rmsn_done) :
+	       NULL;
+}
+
+/*
+ * The receive WQE at the head of the queue, taken (once) for the current
+ * message and kept until a message completes it: NULL when none is
+ * posted, or on a local error (the QP fails).
+ */
+static struct mrc_rslot *resp_uc_take(struct mrc_resp *r,
+				      const struct mrc_env *e)
+{
+	struct mrc_rslot *s = resp_uc_wqe(r);
+	int res;
+
+	if (s)
+		return s;
+	s = resp_rslot(r, r->rmsn_pop);
+	memset(s, 0, sizeof(*s));
+	res = e->ops->rq_pop(e->ctx, r->rmsn_pop & (MRC_RSLOTS - 1),
+			     &s->wr_id, &s->length);
+	if (res == MRC_RQ_EMPTY)
+		return NULL;
+	if (res == MRC_RQ_CORRUPT) {
+		resp_fail(e, MRC_QPE_KEEP);
+		return NULL;
+	}
+	s->msn = r->rmsn_pop++;
+	s->used = 1;
+	if (res != MRC_RQ_OK) {
+		/* a bad WQE: a local error, it completes in error */
+		resp_post_rcqe(e, s, s->msn & (MRC_RSLOTS - 1),
+			       MRC_WC_LOC_QP_OP_ERR);
+		s->used = 0;
+		r->rmsn_done++;
+		resp_fail(e, MRC_QPE_KEEP);
+		return NULL;
+	}
+	return s;
+}
+
+/* Complete the held receive WQE with @status; errors end the QP. */
+static void resp_uc_post(struct mrc_resp *r, const struct mrc_env *e,
+			 struct mrc_rslot *s, u8 status)
+{
+	resp_post_rcqe(e, s, r->rmsn_done & (MRC_RSLOTS - 1), status);
+	s->used = 0;
+	r->rmsn_done++;
+	if (status != MRC_WC_SUCCESS)
+		resp_fail(e, MRC_QPE_KEEP);
+}
+
+static void resp_uc_drop_msg(struct mrc_resp *r, const struct mrc_env *e)
+{
+	r->uc.bad = 1;
+	resp_uc_count_drops(e, 1);
+}
+
+/* Start message @p->msn (every earlier one is done or given up). */
+static void resp_uc_start(struct mrc_resp *r, const struct mrc_env *e,
+			  const struct mrc_pkt *p, u32 msn)
+{
+	struct mrc_uc_rx *u = &r->uc;
+	bool send = p->opcode == MRC_OP_SEND || p->opcode == MRC_OP_SEND_IMM;
+	struct mrc_rslot *s;
+
+	u->active = 1;
+	u->bad = 0;
+	u->msn = msn;
+	u->opcode = p->opcode;
+	u->msg_len = send ? p->send.msg_len : p->write.msg_len;
+	u->imm = send ? p->send.imm : p->write.imm;
+	u->placed = 0;
+	u->solicited = 0;
+	if (!send)
+		return;
+	s = resp_uc_take(r, e);
+	/* no WQE (no RNR on UC), or too small: the message is dropped */
+	if (!s || u->msg_len > s->length)
+		resp_uc_drop_msg(r, e);
+}
+
+/* The current message has all its bytes: complete it. */
+static void resp_uc_done(struct mrc_resp *r, const struct mrc_env *e)
+{
+	struct mrc_uc_rx *u = &r->uc;
+	struct mrc_rslot *s;
+
+	u->active = 0;
+	u->msn++;
+	if (u->opcode == MRC_OP_WRITE)
+		return;
+	s = resp_uc_take(r, e);		/* SEND*: held since the start */
+	if (!s) {
+		resp_uc_count_drops(e, 1);	/* WRITE_IMM without a WQE */
+		return;
+	}
+	s->msg_len = u->msg_len;
+	s->opcode = u->opcode == MRC_OP_WRITE_IMM ?
+		    MRC_WC_RECV_RDMA_WITH_IMM : MRC_WC_RECV;
+	s->wc_flags = u->opcode == MRC_OP_SEND ? 0 : MRC_WCF_WITH_IMM;
+	s->imm = s->wc_flags ? resp_imm_net(u->imm) : 0;
+	s->solicited = u->solicited;
+	resp_uc_post(r, e, s, MRC_WC_SUCCESS);
+}
+
+static void resp_uc_place(struct mrc_resp *r, const struct mrc_env *e,
+			  const struct mrc_pkt *p, const struct mrc_src *src)
+{
+	struct mrc_uc_rx *u = &r->uc;
+	bool send = p->opcode == MRC_OP_SEND || p->opcode == MRC_OP_SEND_IMM;
+	u32 off = send ? p->send.offset : p->write.offset;
+	struct mrc_rslot *s;
+	void *mr;
+	int err;
+
+	if (u->placed + p->payload_len > u->msg_len) {
+		resp_uc_drop_msg(r, e);
+		return;
+	}
+	if (send) {
+		s = resp_uc_wqe(r);
+		if (!s) {
+			resp_uc_drop_msg(r, e);
+			return;
+		}
+		err = p->payload_len ?
+		      e->ops->rq_copy(e->ctx, r->rmsn_done & (MRC_RSLOTS - 1),
+				      off, src, p->payload_len) : 0;
+		if (err == MRC_COPY_PROT) {
+			/* the WQE's own scatter list: a local error */
+			resp_uc_post(r, e, s, MRC_WC_LOC_PROT_ERR);
+			u->active = 0;
+			return;
+		}
+		if (err) {
+			resp_uc_drop_msg(r, e);
+			return;
+		}
+	} else {
+		/* as RC: the QP's right, then the whole message's range */
+		mr = (r->cfg.qp_access & MRC_ACC_REMOTE_WRITE) ?
+		     e->ops->mr_get(e->ctx, p->write.rkey, true,
+				    MRC_ACC_REMOTE_WRITE, p->write.va,
+				    p->write.msg_len) : NULL;
+		if (!mr) {
+			resp_uc_drop_msg(r, e);
+			return;
+		}
+		err = p->payload_len ?
+		      e->ops->mr_write(e->ctx, mr, p->write.va + off, src,
+				       p->payload_len) : 0;
+		e->ops->mr_put(e->ctx, mr);
+		if (err) {
+			resp_uc_drop_msg(r, e);
+			return;
+		}
+	}
+	u->placed += p->payload_len;
+	if ((p->flags & MRC_F_LAST) && (p->flags & MRC_F_SOLICIT))
+		u->solicited = 1;
+	if (u->placed == u->msg_len)
+		resp_uc_done(r, e);
+}
+
+static unsigned int resp_uc_rx(struct mrc_resp *r, const struct mrc_env *e,
+			       const struct mrc_pkt *p, const void *pkt)
+{
+	struct mrc_src src = { .pkt = pkt, .buf = NULL, .off = p->hdr_len };
+	struct mrc_uc_rx *u = &r->uc;
+	enum mrc_rx_verdict v;
+	bool send;
+	u32 msn;
+
+	r->rx_pkts++;
+	if (!(p->flags & MRC_F_UC))
+		return 0;		/* RC on a UC QP: the kernel drops it */
+	v = resp_uc_filter(u, p->psn);
+	if (v != MRC_RX_NEW) {
+		resp_count(e, v == MRC_RX_DUP ? MRC_CNT_DUPLICATE :
+			   MRC_CNT_OUT_OF_WINDOW);
+		return 0;
+	}
+	send = p->opcode == MRC_OP_SEND || p->opcode == MRC_OP_SEND_IMM;
+	msn = send ? p->send.rmsn : p->write.rmsn;
+	if (mrc_seq_lt(msn, u->msn))
+		return 0;		/* its message is done or given up */
+	if (!u->active || msn != u->msn) {
+		/* a later message: the current one is lost, and the skipped */
+		resp_uc_count_drops(e, (u->active && !u->bad ? 1 : 0) +
+				    (msn - u->msn - (u->active ? 1 : 0)));
+		resp_uc_start(r, e, p, msn);
+	} else if (!u->bad &&
+		   (p->opcode != u->opcode ||
+		    (send ? p->send.msg_len : p->write.msg_len) != u->msg_len ||
+		    (send ? p->send.imm : p->write.imm) != u->imm)) {
+		resp_uc_drop_msg(r, e);
+	}
+	if (u->active && !u->bad && mrc_resp_ready(r))
+		resp_uc_place(r, e, p, &src);
+	return 0;
+}
+
 unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			 const struct mrc_pkt *p, const void *pkt, bool ce)
 {
@@ -625,6 +885,8 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 	int res = RESP_DROP;
 	u32 need;
 
+	if (r->cfg.uc)
+		return resp_uc_rx(r, e, p, pkt);
 	while (st != MRC_RESP_DONE) {
 		switch (st) {
 		case MRC_RESP_CHECK_ACCESS:
@@ -804,6 +1066,10 @@ void mrc_resp_start(struct mrc_resp *r, const struct mrc_env *e, u32 rq_psn,
 	r->rx.ack_every = ack_every;
 	r->rx.ack_hole = ack_hole;
 	resp_clear(r, e);
+	/* UC: every PSN before rq_psn counts as received */
+	memset(&r->uc, 0, sizeof(r->uc));
+	memset(r->uc.seen, 0xff, sizeof(r->uc.seen));
+	r->uc.top = rq_psn;
 	r->qstate = MRC_RQS_READY;
 }
 

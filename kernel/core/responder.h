@@ -95,6 +95,24 @@ struct mrc_resp_cfg {
 	u32 npaths;		/* ACKs go out on ts_path % npaths */
 	u32 qp_access;		/* MRC_ACC_REMOTE_* the QP grants */
 	u8 min_rnr_timer;	/* IB encoding, sent in RNR NAKs */
+	u8 uc;			/* a UC QP (protocol.rst "Unreliable connected") */
+};
+
+/*
+ * UC receive state: a duplicate filter over the PSNs and the one message
+ * being received (protocol.rst "Unreliable connected (UC)").
+ */
+struct mrc_uc_rx {
+	u32 top;		/* one past the highest PSN received */
+	u64 seen[MRC_WND / 64];	/* PSNs in [top - MRC_WND, top) received */
+	u32 msn;		/* the current message, else the next expected */
+	u32 msg_len;		/* of the current message */
+	u32 placed;		/* its payload bytes placed */
+	u32 imm;		/* its immediate (host order) */
+	u8 active;		/* a message is current */
+	u8 bad;			/* it was dropped (and counted): ignore it */
+	u8 opcode;		/* its wire opcode */
+	u8 solicited;		/* its LAST packet asked for an event */
 };
 
 struct mrc_resp {
@@ -114,6 +132,7 @@ struct mrc_resp {
 	struct mrc_rslot rslot[MRC_RSLOTS];
 	struct mrc_held held[MRC_HELD_MAX];	/* arrival order */
 	struct mrc_worder wo;	/* what later WRITE packets wrote */
+	struct mrc_uc_rx uc;	/* cfg.uc: the UC responder */
 	u64 rx_pkts;
 };
 
@@ -146,7 +165,10 @@ static inline bool mrc_resp_ready(const struct mrc_resp *r)
 /*
  * A sequenced packet arrived for a READY responder (not ACK, PROBE or
  * UD): headers parsed, from the peer; its payload is byte p->hdr_len of
- * @pkt. @ce: the IP header carried CE. Returns MRC_RESP_* bits.
+ * @pkt. @ce: the IP header carried CE. Returns MRC_RESP_* bits. With
+ * cfg.uc the packet is a UC one (MRC_F_UC, anything else is dropped):
+ * placed or dropped at once, never acknowledged, NAKed or held, and the
+ * QP fails only on a local error (its receive WQE).
  */
 unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			 const struct mrc_pkt *p, const void *pkt, bool ce);

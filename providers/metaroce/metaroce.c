@@ -835,9 +835,10 @@ static struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
 	struct metaroce_qp *qp;
 	int ret;
 
-	/* The transport has no UC (nor XRC, raw packet): refuse them here. */
+	/* The transport has no XRC nor raw packet QPs: refuse them here. */
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_UC:
 	case IBV_QPT_UD:
 		break;
 	default:
@@ -916,14 +917,14 @@ static bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return type == IBV_QPT_RC;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
-	case IBV_WR_LOCAL_INV:
-	case IBV_WR_BIND_MW:
-		return type == IBV_QPT_RC;
+		return type == IBV_QPT_RC;	/* not UC operations */
 	default:
 		return false;
 	}
@@ -1428,6 +1429,12 @@ static void metaroce_wr_abort(struct ibv_qp_ex *ex)
 				 IBV_QP_EX_WITH_LOCAL_INV |		\
 				 IBV_QP_EX_WITH_SEND_WITH_INV |		\
 				 IBV_QP_EX_WITH_BIND_MW)
+/* UC: no READ, atomics or SEND_WITH_INV (as rdma_rxe) */
+#define METAROCE_UC_SEND_OPS	(METAROCE_UD_SEND_OPS |			\
+				 IBV_QP_EX_WITH_RDMA_WRITE |		\
+				 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
+				 IBV_QP_EX_WITH_LOCAL_INV |		\
+				 IBV_QP_EX_WITH_BIND_MW)
 
 static void metaroce_set_send_ops(struct metaroce_qp *qp, uint64_t ops)
 {
@@ -1509,6 +1516,9 @@ static struct ibv_qp *metaroce_create_qp_ex(struct ibv_context *context,
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:
 		ret = ops & ~(uint64_t)METAROCE_RC_SEND_OPS;
+		break;
+	case IBV_QPT_UC:
+		ret = ops & ~(uint64_t)METAROCE_UC_SEND_OPS;
 		break;
 	case IBV_QPT_UD:
 		ret = ops & ~(uint64_t)METAROCE_UD_SEND_OPS;

@@ -379,7 +379,58 @@ MRC_TEST(hdr_ud_rules)
 	MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), -MRC_E_FIELD);
 }
 
+/* UC (protocol.rst "Unreliable connected"): BTH flag 0x20 on SEND*, WRITE* */
+MRC_TEST(hdr_uc_rules)
+{
+	static const u8 ok[] = { MRC_OP_SEND, MRC_OP_SEND_IMM, MRC_OP_WRITE,
+				 MRC_OP_WRITE_IMM };
+	static const u8 bad[] = { MRC_OP_SEND_INV, MRC_OP_READ_REQ,
+				  MRC_OP_READ_RESP, MRC_OP_CMP_SWAP,
+				  MRC_OP_FETCH_ADD, MRC_OP_ATOMIC_RESP,
+				  MRC_OP_UD_SEND, MRC_OP_PROBE };
+	struct mrc_pkt *p, *out;
+	u8 buf[512];
+	u32 len, i;
+
+	MRC_ALLOC(p);
+	MRC_ALLOC(out);
+	MRC_EXPECT_EQ(MRC_F_UC, 0x20);
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
+		hdr_fill(p, ok[i]);
+		p->flags = (p->flags & ~MRC_F_ACKREQ) | MRC_F_UC;
+		len = hdr_make(p, buf, sizeof(buf));
+		MRC_ASSERT_TRUE(len > 0);
+		MRC_EXPECT_EQ(buf[2] & MRC_F_UC, MRC_F_UC);
+		MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), 0);
+		MRC_EXPECT_EQ(out->flags, p->flags);
+		/* never acknowledged, never retransmitted */
+		p->flags |= MRC_F_ACKREQ;
+		MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)),
+			      -MRC_E_FLAGS);
+		p->flags = (p->flags & ~MRC_F_ACKREQ) | MRC_F_RETX;
+		MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)),
+			      -MRC_E_FLAGS);
+		/* on receipt too */
+		p->flags &= ~MRC_F_RETX;
+		len = hdr_make(p, buf, sizeof(buf));
+		buf[2] |= MRC_F_ACKREQ;
+		mrc_icrc_put(buf, len - MRC_ICRC_LEN);
+		MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), -MRC_E_FLAGS);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		hdr_fill(p, bad[i]);
+		p->flags |= MRC_F_UC;
+		MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)),
+			      -MRC_E_FLAGS);
+	}
+	/* the next bit is still undefined */
+	hdr_fill(p, MRC_OP_SEND);
+	p->flags |= 0x40;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_FLAGS);
+}
+
 MRC_SUITE(hdr,
+	  MRC_CASE(hdr_uc_rules),
 	  MRC_CASE(hdr_ud_rules),
 	  MRC_CASE(hdr_roundtrip_every_opcode),
 	  MRC_CASE(hdr_wire_layout),

@@ -393,6 +393,62 @@ MRC_TEST(req_cuts_partial_message_on_stop_new)
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 }
 
+/*
+ * UC: PSNs in order but nothing outstanding (no window: more than MRC_WND
+ * packets go out without an ACK), UC flag, no ACKREQ, paths round robin,
+ * and the WQE completes once its last packet is described.
+ */
+MRC_TEST(req_uc_no_window_completes_when_sent)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	u32 i, n;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0xfffffffe);
+	q->cfg.uc = 1;
+	qt_post(MRC_OP_SEND, 2500, MRC_SEND_SOLICITED);
+	qt_post(MRC_OP_WRITE, 0, 0);
+	for (i = 0; i < 3; i++) {
+		MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+		MRC_EXPECT_EQ(o.psn, 0xfffffffe + i);
+		MRC_EXPECT_EQ(o.ppsn, 0);
+		MRC_EXPECT_EQ(o.path, i % 2);
+		MRC_EXPECT_EQ(o.resp, 0);
+		MRC_EXPECT_EQ(qt_txd(o.psn)->opcode, MRC_OP_SEND);
+		MRC_EXPECT_EQ(qt_txd(o.psn)->offset, 1000 * i);
+		MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 0);
+	}
+	MRC_EXPECT_EQ(qt_txd(0xfffffffe)->flags, MRC_F_FIRST | MRC_F_UC);
+	MRC_EXPECT_EQ(qt_txd(0xffffffff)->flags, MRC_F_UC);
+	MRC_EXPECT_EQ(qt_txd(0)->flags,
+		      MRC_F_LAST | MRC_F_SOLICIT | MRC_F_UC);
+	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->segmented, 1);
+	MRC_EXPECT_TRUE(mrc_seq_lt(mrc_req_swqe(q, 0)->last_psn, q->sb.una));
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(qt_txd(1)->flags, MRC_F_FIRST | MRC_F_LAST | MRC_F_UC);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	/* both complete without any ACK */
+	mrc_comp_complete(q, &mk_e);
+	MRC_EXPECT_EQ(q->sq_tail, 2);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* a message of 3 windows: never blocked, no timer */
+	qt_post(MRC_OP_WRITE, 3 * MRC_WND * 1000, 0);
+	for (n = 0; mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT; n++)
+		;
+	MRC_EXPECT_EQ(n, 3 * MRC_WND);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 0);
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_RTO]);
+	mrc_comp_complete(q, &mk_e);
+	MRC_EXPECT_EQ(q->sq_tail, 3);
+	/* not running: nothing */
+	qt_post(MRC_OP_SEND, 10, 0);
+	q->cfg.running = 0;
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+}
+
 /* Every state of the step machine was reached by the cases above. */
 MRC_TEST(req_states_covered)
 {
@@ -411,4 +467,5 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),
+	  MRC_CASE(req_uc_no_window_completes_when_sent),
 	  MRC_CASE(req_states_covered));

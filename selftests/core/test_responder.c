@@ -511,6 +511,285 @@ MRC_TEST(resp_ack_policy_and_corrupt_rq)
 }
 
 /* Every state of the packet machine was reached by the cases above. */
+/* ---------------------------------------------------------------- UC */
+
+/* A UC responder at PSN @isn (protocol.rst "Unreliable connected"). */
+static void rt_uc_setup(struct mrc_resp *r, u32 isn)
+{
+	rt_setup(r, isn);
+	r->cfg.uc = 1;
+}
+
+static void rt_uc_send(struct mrc_pkt *p, u32 psn, u32 msn, u32 msg_len,
+		       u32 off, u16 len, u8 flags)
+{
+	rt_send(p, psn, msn, msg_len, off, len, flags | MRC_F_UC);
+}
+
+/* No ACK, NAK, timer, held packet or QP error ever. */
+#define RT_UC_QUIET() do {				\
+	MRC_EXPECT_EQ(mk.nemit, 0);			\
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);			\
+	MRC_EXPECT_EQ(mk.nerr, 0);			\
+	MRC_EXPECT_EQ(mk.released, 0);			\
+} while (0)
+
+MRC_TEST(resp_uc_send_any_order_within_message)
+{
+	static const u8 order[3] = { 2, 0, 1 };
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u8 want[240];
+	u32 i, k;
+
+	MRC_ALLOC(r);
+	rt_uc_setup(r, 0xfffffffe);		/* PSNs wrap */
+	rt_post_recv(0xa, MK_RBUF);
+	for (i = 0; i < 3; i++) {
+		rt_fill(rt_pay[i], 80, (u8)(10 * i + 1));
+		memcpy(want + 80 * i, rt_pay[i], 80);
+	}
+	for (i = 0; i < 3; i++) {
+		k = order[i];
+		rt_uc_send(&p, 0xfffffffe + k, 0, 240, 80 * k, 80,
+			   (k == 0 ? MRC_F_FIRST : 0) |
+			   (k == 2 ? MRC_F_LAST | MRC_F_SOLICIT : 0));
+		MRC_EXPECT_EQ(mrc_resp_rx(r, &mk_e, &p, rt_pay[k], false), 0);
+		MRC_EXPECT_EQ(mk.nrcqe, i == 2 ? 1 : 0);
+	}
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xa);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.rcqe[0].opcode, MRC_WC_RECV);
+	MRC_EXPECT_EQ(mk.rcqe[0].byte_len, 240);
+	MRC_EXPECT_EQ(mk.rcqe[0].solicited, 1);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[mk.rcqe[0].slot], want, 240);
+	/* a duplicate of a completed message's packet changes nothing */
+	MRC_EXPECT_EQ(mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false), 0);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_DUPLICATE], 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 1);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 0);
+	RT_UC_QUIET();
+}
+
+/*
+ * A packet of message 0 is lost: message 1's first packet gives it up
+ * (counted); the receive WQE it had taken is not consumed and receives
+ * message 1.
+ */
+MRC_TEST(resp_uc_lost_packet_wqe_reused)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_uc_setup(r, 100);
+	rt_post_recv(0xa, MK_RBUF);
+	rt_post_recv(0xb, MK_RBUF);
+	rt_fill(rt_pay[0], 100, 1);
+	rt_fill(rt_pay[1], 100, 2);
+	rt_fill(rt_pay[2], 50, 3);
+	rt_uc_send(&p, 100, 0, 200, 0, 100, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	/* PSN 101 (offset 100, LAST) is lost */
+	rt_uc_send(&p, 102, 1, 50, 0, 50, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 1);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xa);
+	MRC_EXPECT_EQ(mk.rcqe[0].byte_len, 50);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[mk.rcqe[0].slot], rt_pay[2], 50);
+	MRC_EXPECT_EQ(mk.rq_taken, 1);
+	/* the lost packet arriving late belongs to a given-up message */
+	rt_uc_send(&p, 101, 0, 200, 100, 100, MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 1);
+	MRC_EXPECT_EQ(mk.rq_taken, 1);
+	/* messages 2 and 3 lost whole: counted when 4 arrives */
+	rt_uc_send(&p, 110, 4, 100, 0, 100, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 3);
+	MRC_ASSERT_TRUE(mk.nrcqe == 2);
+	MRC_EXPECT_EQ(mk.rcqe[1].wr_id, 0xb);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[mk.rcqe[1].slot], rt_pay[0], 100);
+	RT_UC_QUIET();
+}
+
+/* No receive WQE, or one too small: dropped and counted, no RNR/NAK. */
+MRC_TEST(resp_uc_no_wqe_too_long_dropped)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_uc_setup(r, 0);
+	rt_fill(rt_pay[0], 100, 7);
+	rt_uc_send(&p, 0, 0, 100, 0, 100, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 1);
+	/* too long for the WQE: dropped, the WQE stays for the next */
+	rt_post_recv(0xc, 60);
+	rt_uc_send(&p, 1, 1, 100, 0, 100, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 2);
+	rt_uc_send(&p, 2, 2, 60, 0, 60, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xc);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[mk.rcqe[0].slot], rt_pay[0], 60);
+	/* a zero-length SEND with SEND_IMM */
+	rt_post_recv(0xd, 8);
+	rt_uc_send(&p, 3, 3, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
+	p.opcode = MRC_OP_SEND_IMM;
+	p.send.imm = 0x01020304;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 2);
+	MRC_EXPECT_EQ(mk.rcqe[1].byte_len, 0);
+	MRC_EXPECT_EQ(mk.rcqe[1].wc_flags, MRC_WCF_WITH_IMM);
+	MRC_EXPECT_EQ(get_unaligned_be32(&mk.rcqe[1].imm), 0x01020304);
+	RT_UC_QUIET();
+}
+
+MRC_TEST(resp_uc_write_rules)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u8 zero[100];
+
+	MRC_ALLOC(r);
+	rt_uc_setup(r, 50);
+	memset(zero, 0, sizeof(zero));
+	rt_fill(rt_pay[0], 100, 5);
+	rt_fill(rt_pay[1], 100, 6);
+	/* two packets, last first */
+	rt_write(&p, 51, MK_VA + 8, 200, 100, 100, MRC_F_LAST | MRC_F_UC);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	rt_write(&p, 50, MK_VA + 8, 200, 0, 100, MRC_F_FIRST | MRC_F_UC);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_MEMEQ(mk.mem + 8, rt_pay[0], 100);
+	MRC_EXPECT_MEMEQ(mk.mem + 108, rt_pay[1], 100);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);		/* WRITE completes nothing */
+	/* WRITE_IMM: a receive completion with the immediate */
+	rt_post_recv(0xe, 0);
+	rt_write(&p, 52, MK_VA + 1000, 100, 0, 100,
+		 MRC_F_FIRST | MRC_F_LAST | MRC_F_UC);
+	p.opcode = MRC_OP_WRITE_IMM;
+	p.write.rmsn = 1;
+	p.write.imm = 0xdeadbeef;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xe);
+	MRC_EXPECT_EQ(mk.rcqe[0].opcode, MRC_WC_RECV_RDMA_WITH_IMM);
+	MRC_EXPECT_EQ(mk.rcqe[0].byte_len, 100);
+	MRC_EXPECT_EQ(get_unaligned_be32(&mk.rcqe[0].imm), 0xdeadbeef);
+	MRC_EXPECT_MEMEQ(mk.mem + 1000, rt_pay[0], 100);
+	/* bad rkey, out of range, no MR right: dropped, no NAK, QP lives */
+	rt_write(&p, 53, MK_VA + 2000, 100, 0, 100,
+		 MRC_F_FIRST | MRC_F_LAST | MRC_F_UC);
+	p.write.rmsn = 2;
+	p.write.rkey = MK_RKEY + 1;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	rt_write(&p, 54, MK_VA + MK_MEM - 50, 100, 0, 100,
+		 MRC_F_FIRST | MRC_F_LAST | MRC_F_UC);
+	p.write.rmsn = 3;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 2);
+	MRC_EXPECT_MEMEQ(mk.mem + 2000, zero, 100);
+	MRC_EXPECT_MEMEQ(mk.mem + MK_MEM - 50, zero, 50);
+	/* the QP does not grant REMOTE_WRITE: dropped too */
+	r->cfg.qp_access = MRC_ACC_REMOTE_READ;
+	rt_write(&p, 55, MK_VA + 2000, 100, 0, 100,
+		 MRC_F_FIRST | MRC_F_LAST | MRC_F_UC);
+	p.write.rmsn = 4;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 3);
+	MRC_EXPECT_MEMEQ(mk.mem + 2000, zero, 100);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	/* WRITE_IMM with no receive WQE: data placed, message counted */
+	r->cfg.qp_access = MRC_ACC_REMOTE_WRITE;
+	rt_write(&p, 56, MK_VA + 3000, 100, 0, 100,
+		 MRC_F_FIRST | MRC_F_LAST | MRC_F_UC);
+	p.opcode = MRC_OP_WRITE_IMM;
+	p.write.rmsn = 5;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 4);
+	MRC_EXPECT_EQ(mk.nrcqe, 1);
+	RT_UC_QUIET();
+}
+
+/*
+ * Duplicates never count twice, PSNs far behind are refused, PSNs far
+ * ahead accepted; a packet without the UC flag or one that contradicts
+ * its message's first packet is not placed; flush completes the WQE a
+ * given-up SEND left taken.
+ */
+MRC_TEST(resp_uc_filter_and_flush)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_uc_setup(r, 1000);
+	rt_post_recv(0xa, MK_RBUF);
+	rt_post_recv(0xb, MK_RBUF);
+	rt_fill(rt_pay[0], 100, 9);
+	/* before rq_psn: counted as received */
+	rt_uc_send(&p, 999, 0, 100, 0, 100, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_DUPLICATE], 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	/* the same first packet twice: 100 + 100 is not the message */
+	rt_uc_send(&p, 1000, 0, 200, 0, 100, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_DUPLICATE], 2);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	/* RC packet on a UC QP: ignored */
+	rt_send(&p, 1001, 0, 200, 100, 100, MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	/* contradicts the first packet (msg_len): the message is dropped */
+	rt_uc_send(&p, 1001, 0, 300, 100, 100, MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_UC_DROP], 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	/* far ahead: accepted (the sender never waits) */
+	rt_uc_send(&p, 1000 + 5 * MRC_WND, 1, 200, 0, 100, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	/* now 1001 + 1 is more than a window behind */
+	rt_uc_send(&p, 1002, 1, 200, 100, 100, MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_OUT_OF_WINDOW], 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.rq_taken, 1);
+	RT_UC_QUIET();
+	/* ERR: the WQE held for the given-up SEND is flushed, then the rest */
+	mrc_resp_flush(r, &mk_e, 4);
+	MRC_ASSERT_TRUE(mk.nrcqe == 2);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xa);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.rcqe[1].wr_id, 0xb);
+	MRC_EXPECT_EQ(mk.rcqe[1].status, MRC_WC_WR_FLUSH_ERR);
+}
+
+/* A corrupted receive queue is a local error: the QP fails. */
+MRC_TEST(resp_uc_local_error)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_uc_setup(r, 0);
+	mk.rq_corrupt = true;
+	rt_uc_send(&p, 0, 0, 10, 0, 10, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+}
+
 MRC_TEST(resp_states_covered)
 {
 	u32 i;
@@ -535,4 +814,10 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_no_success_after_error_completion),
 	  MRC_CASE(resp_flush_and_reset),
 	  MRC_CASE(resp_ack_policy_and_corrupt_rq),
+	  MRC_CASE(resp_uc_send_any_order_within_message),
+	  MRC_CASE(resp_uc_lost_packet_wqe_reused),
+	  MRC_CASE(resp_uc_no_wqe_too_long_dropped),
+	  MRC_CASE(resp_uc_write_rules),
+	  MRC_CASE(resp_uc_filter_and_flush),
+	  MRC_CASE(resp_uc_local_error),
 	  MRC_CASE(resp_states_covered));

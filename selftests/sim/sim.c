@@ -2,7 +2,7 @@
 /*
  * metaroce deterministic simulator: the runner.
  *
- *   sim [--seeds N] [--seed S] [--scenario stream|rc|all]
+ *   sim [--seeds N] [--seed S] [--scenario stream|rc|uc|all]
  *       [--faults all|none|loss,burst,reorder,dup,corrupt,blackhole,
  *                 flap,spike,rnr,dereg,qperr,reset,spurious,access,
  *                 stale,invread,badwqe,badwqe2,rnrx]
@@ -33,7 +33,7 @@ static const char * const cov_desc[COV_MAX] = {
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: sim [--seeds N] [--seed S] [--scenario stream|rc|all]\n"
+		"usage: sim [--seeds N] [--seed S] [--scenario stream|rc|uc|all]\n"
 		"           [--faults SPEC] [--ops N] [--coverage] [--strict]\n"
 		"           [--first-fail] [--requester sim|core|engines] [--pair]\n"
 		"           [--quiet] [-v]\n"
@@ -81,6 +81,8 @@ static int run_one(const struct sim_opts *o)
 			scn_stream();
 		else if (!strcmp(scn, "rc"))
 			scn_rc();
+		else if (!strcmp(scn, "uc"))
+			scn_uc();
 		else {
 			fprintf(stderr, "unknown scenario %s\n", scn);
 			exit(2);

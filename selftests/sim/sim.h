@@ -287,6 +287,7 @@ bool sim_run_until(bool (*done)(void), u64 until);
 /* Scenarios: set up, run, check. Return 0 (pass) or sim_fail(). */
 void scn_stream(void);
 void scn_rc(void);
+void scn_uc(void);	/* "uc": only when named (not part of "all") */
 /* Print the responder engine's transition coverage. */
 void rc_coverage(void);
 

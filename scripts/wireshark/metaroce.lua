@@ -110,8 +110,9 @@ local HAS_PAYLOAD = {
 	[0x05] = true, [0x07] = true, [0x0b] = true, [0x0c] = true,
 }
 
-local F_FIRST, F_LAST, F_ACKREQ, F_SOLICIT, F_RETX = 0x01, 0x02, 0x04, 0x08, 0x10
-local F_ALL = 0x1f
+local F_FIRST, F_LAST, F_ACKREQ, F_SOLICIT, F_RETX, F_UC =
+	0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+local F_ALL = 0x3f
 
 local syn_names = {
 	[0] = "ACK", [1] = "RNR", [2] = "INV_REQ", [3] = "REM_ACCESS",
@@ -140,7 +141,8 @@ F("f_last", ProtoField.bool("metaroce.flags.last", "LAST", 8, nil, F_LAST))
 F("f_ackreq", ProtoField.bool("metaroce.flags.ackreq", "ACKREQ", 8, nil, F_ACKREQ))
 F("f_solicit", ProtoField.bool("metaroce.flags.solicit", "SOLICIT", 8, nil, F_SOLICIT))
 F("f_retx", ProtoField.bool("metaroce.flags.retx", "RETX (retransmission)", 8, nil, F_RETX))
-F("f_undef", ProtoField.uint8("metaroce.flags.undefined", "Undefined bits", base.HEX, nil, 0xe0))
+F("f_uc", ProtoField.bool("metaroce.flags.uc", "UC (unreliable connected)", 8, nil, F_UC))
+F("f_undef", ProtoField.uint8("metaroce.flags.undefined", "Undefined bits", base.HEX, nil, 0xc0))
 F("path_id", ProtoField.uint8("metaroce.path_id", "Path ID", base.DEC))
 F("dst_qpn", ProtoField.uint32("metaroce.dst_qpn", "Destination QP", base.DEC))
 F("psn", ProtoField.uint32("metaroce.psn", "PSN", base.DEC))
@@ -281,7 +283,8 @@ local function flag_names(flags)
 	if band(flags, F_ACKREQ) ~= 0 then n[#n + 1] = "ACKREQ" end
 	if band(flags, F_SOLICIT) ~= 0 then n[#n + 1] = "SOLICIT" end
 	if band(flags, F_RETX) ~= 0 then n[#n + 1] = "RETX" end
-	if band(flags, 0xe0) ~= 0 then n[#n + 1] = "?" end
+	if band(flags, F_UC) ~= 0 then n[#n + 1] = "UC" end
+	if band(flags, 0xc0) ~= 0 then n[#n + 1] = "?" end
 	return table.concat(n, ",")
 end
 
@@ -556,6 +559,7 @@ function mrc.dissector(tvb, pinfo, tree)
 	fl:add(f.f_ackreq, tvb(2, 1))
 	fl:add(f.f_solicit, tvb(2, 1))
 	local retx_item = fl:add(f.f_retx, tvb(2, 1))
+	fl:add(f.f_uc, tvb(2, 1))
 	fl:add(f.f_undef, tvb(2, 1))
 	bt:add(f.path_id, tvb(3, 1))
 	bt:add(f.dst_qpn, tvb(4, 4))
@@ -567,6 +571,15 @@ function mrc.dissector(tvb, pinfo, tree)
 
 	if version ~= 1 then bad(string.format("version %u (not 1)", version)) end
 	if band(flags, bxor(0xff, F_ALL)) ~= 0 then bad("undefined flag bits set") end
+	if band(flags, F_UC) ~= 0 then
+		if op ~= OP.SEND and op ~= OP.SEND_IMM and op ~= OP.WRITE and
+		   op ~= OP.WRITE_IMM then
+			bad("UC flag on an opcode UC does not use")
+		end
+		if band(flags, F_ACKREQ + F_RETX) ~= 0 then
+			bad("UC flag together with ACKREQ or RETX")
+		end
+	end
 	if path >= MAX_PATHS then bad("path_id >= 16") end
 	if qpn > 0xffffff then bad("dst_qpn wider than 24 bits") end
 	if plen > MAX_PAYLOAD then bad("payload_len > 4096") end

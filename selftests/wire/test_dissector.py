@@ -90,7 +90,7 @@ def write_pcap(path, frames):
 FIELDS = [
     "_ws.col.Protocol", "_ws.col.Info",
     "metaroce.version", "metaroce.opcode", "metaroce.flags",
-    "metaroce.flags.retx", "metaroce.path_id", "metaroce.dst_qpn",
+    "metaroce.flags.retx", "metaroce.flags.uc", "metaroce.path_id", "metaroce.dst_qpn",
     "metaroce.psn", "metaroce.ppsn", "metaroce.tsval", "metaroce.payload_len",
     "metaroce.rmsn", "metaroce.msg_len", "metaroce.offset", "metaroce.imm",
     "metaroce.inv_rkey", "metaroce.va", "metaroce.rkey", "metaroce.read.len",
@@ -129,6 +129,7 @@ def case(name, op, flags, ext, payload=b"", psn=0, ppsn=0, path=0,
         "_ws.col.Protocol": "METAROCE",
         "metaroce.version": 1, "metaroce.opcode": op,
         "metaroce.flags": flags, "metaroce.flags.retx": 1 if flags & F.F_RETX else 0,
+        "metaroce.flags.uc": 1 if flags & F.F_UC else 0,
         "metaroce.path_id": path, "metaroce.dst_qpn": qpn,
         "metaroce.psn": psn, "metaroce.ppsn": ppsn, "metaroce.tsval": tsval,
         "metaroce.payload_len": len(payload),
@@ -321,6 +322,16 @@ case("malformed: READ_REQ with payload_len 3", O["READ_REQ"], FL, None,
         "Malformed: length 44 != headers 40 + payload_len 3 + 4"},
      **x(va=0, rkey=1, read__len=8))
 CASES[-1][3]["metaroce.payload_len"] = 3
+# --- UC (BTH flag UC, protocol.rst "Unreliable connected (UC)")
+case("UC SEND (flag UC)", O["SEND"], FL | F.F_UC,
+     F.sendh(12, 4, 0), b"wxyz", psn=103, ppsn=43, path=3,
+     **{"_ws.col.Info": "SEND psn 103 path 3 qp 17 rmsn 12 off 0/4 len 4"},
+     **x(rmsn=12, msg_len=4, offset=0, imm=0))
+case("UC READ_REQ (malformed)", O["READ_REQ"], FL | F.F_UC,
+     F.readh(0x3000, 0x99, 64), psn=104, ppsn=44, path=3,
+     **{"_ws.col.Info": "READ_REQ psn 104 path 3 qp 17 len 64 [MALFORMED]",
+        "_ws.expert.message": "Malformed: UC flag on an opcode UC does not use"},
+     **x(va=0x3000, rkey=0x99, read__len=64))
 
 
 def mutants(cases, n, seed=1):
@@ -457,7 +468,7 @@ def main():
                        ("metaroce.icrc.bad", 1),
                        ("metaroce.ack.syndrome > 0", 4),
                        ("metaroce.ack.sack.psn == 1200", 1),
-                       ("metaroce.malformed.expert", 3),
+                       ("metaroce.malformed.expert", 4),
                        ("metaroce", len(CASES))):
             rc, rows, err = tshark(a.lua, pcap, ["frame.number"],
                                    ["-Y", flt])

@@ -18,6 +18,9 @@
 # WRITE_WITH_IMMs against a server that posts its receives late (RNR):
 # receive completions in send order, every byte in place at completion.
 # ORDER_CONDS overrides the conditions (';'-separated netem arguments).
+# On a failed condition the run prints, for both nodes, mrc0's counter
+# deltas (rdma statistic) and the last samples of the RC QPs' transport
+# state (rdma res show qp -dd, every 0.5 s; all in the run directory).
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
@@ -28,18 +31,60 @@ mkdir -p "$LAB_ROOT/build/verbs"
 gcc -O2 -Wall -Werror -o "$BIN" "$LAB_ROOT/selftests/verbs/ordering.c" -libverbs ||
 	lab_fatal "cannot build ordering.c"
 
+# ctr NODE: "name value" lines of mrc0's counters
+ctr() {
+	lab_run "$1" 'rdma statistic show link mrc0/1' |
+		tr ' ' '\n' | awk 'NF { if (k) { print k, $0; k = "" } else if ($0 ~ /^[a-z_]+$/) k = $0 }' | sort
+}
+
+# watch_start K: counters now, and both nodes' RC QP state every 0.5 s
+watch_start() {
+	local n
+	for n in n1 n2; do
+		ctr $n >"$LAB_RUN/order-$1-ctr-before-$n"
+		lab_bg $n "watch-$n-$1" "while [ ! -e /tmp/lab/order-$1-stop ]; do
+	echo \"@ \$(date +%T.%N | cut -c1-12)\"
+	rdma -dd res show qp link mrc0/1 | grep -v 'type GSI'
+	sleep 0.5
+done >/tmp/lab/order-$1-res-\$MRC_NODE.txt 2>&1; true"
+	done
+}
+
+# watch_stop K FAILED: stop sampling; if FAILED, print what was captured
+watch_stop() {
+	local n
+	touch "$LAB_RUN/order-$1-stop"
+	for n in n1 n2; do
+		LAB_CMD_TIMEOUT=30 lab_wait "watch-$n-$1" >/dev/null
+		ctr $n >"$LAB_RUN/order-$1-ctr-after-$n"
+	done
+	[ "$2" = 1 ] || return 0
+	for n in n1 n2; do
+		echo "# --- $n mrc0 counters, deltas over [$cond] (non-zero):"
+		join "$LAB_RUN/order-$1-ctr-before-$n" "$LAB_RUN/order-$1-ctr-after-$n" |
+			awk '$3 != $2 { print "#   " $1, $3 - $2 }'
+		echo "# --- $n RC QPs, last samples (order-$1-res-$n.txt):"
+		tail -n 24 "$LAB_RUN/order-$1-res-$n.txt" | sed 's/^/#   /'
+	done
+}
+
 lab_start
 check "n1: mrc0 on eth0" lab_add_dev n1 mrc0
 check "n2: mrc0 on eth0" lab_add_dev n2 mrc0
+k=0
 for cond in "${CONDS[@]}"; do
+	k=$((k + 1))
+	failed=0
 	# shellcheck disable=SC2086
 	check "netem $cond on both nodes" \
 		eval 'lab_netem n1 '"$cond"' && lab_netem n2 '"$cond"
+	watch_start $k
 	LAB_CMD_TIMEOUT=900 lab_bg n2 server "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS"
 	check "n2: server listening on tcp 18519" lab_wait_for n2 'ss -ltn | grep -q :18519' 60
 	LAB_CMD_TIMEOUT=900 check "[$cond] client: every operation saw every earlier one ($ITERS each)" \
-		n1 "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS" 192.0.2.2
-	check "[$cond] server: receives in order, bytes in place" lab_wait server
+		n1 "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS" 192.0.2.2 || failed=1
+	check "[$cond] server: receives in order, bytes in place" lab_wait server || failed=1
+	watch_stop $k $failed
 	lab_netem_clear
 done
 # Mixed MTUs: n1's eth0 carries 9000 (IB MTU 4096), n2's 1500 (1024); the

@@ -18,6 +18,10 @@
 # WRITE_WITH_IMMs against a server that posts its receives late (RNR):
 # receive completions in send order, every byte in place at completion.
 # ORDER_CONDS overrides the conditions (';'-separated netem arguments).
+# On a failed condition the run prints mrc0's counter deltas (rdma
+# statistic) of both nodes, the server QP's transport state (rdma res show
+# qp -dd) and the last metaroce tracepoint events of both nodes (traced
+# throughout; all in the run directory, order-K-*).
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
@@ -28,18 +32,76 @@ mkdir -p "$LAB_ROOT/build/verbs"
 gcc -O2 -Wall -Werror -o "$BIN" "$LAB_ROOT/selftests/verbs/ordering.c" -libverbs ||
 	lab_fatal "cannot build ordering.c"
 
+T=/sys/kernel/tracing
+
+# ctr NODE: "name value" lines of mrc0's counters
+ctr() {
+	lab_run "$1" 'rdma statistic show link mrc0/1' |
+		tr ' ' '\n' | awk 'NF { if (k) { print k, $0; k = "" } else if ($0 ~ /^[a-z_]+$/) k = $0 }' | sort
+}
+
+# capture_start K: counters now, and every metaroce tracepoint into a
+# fresh ring buffer (it keeps the last seconds before a failure)
+capture_start() {
+	local n
+	for n in n1 n2; do
+		ctr $n >"$LAB_RUN/order-$1-ctr-before-$n"
+		lab_run $n "mountpoint -q $T || mount -t tracefs tracefs $T
+echo 0 >$T/tracing_on; echo >$T/trace; echo 8192 >$T/buffer_size_kb
+echo 1 >$T/events/metaroce/enable && echo 1 >$T/tracing_on" >/dev/null
+	done
+}
+
+# capture_freeze K: stop tracing; the server QP's state (rdma res -dd)
+capture_freeze() {
+	local n
+	for n in n1 n2; do
+		lab_run $n "echo 0 >$T/tracing_on" >/dev/null
+	done
+	lab_run n2 "rdma -dd res show qp link mrc0/1 | grep -v 'type GSI'" \
+		>"$LAB_RUN/order-$1-qp-n2.txt" 2>&1
+}
+
+# capture_stop K FAILED: counters now; if FAILED, the deltas, the server
+# QP and the last trace events of both nodes (order-K-* in the run dir)
+capture_stop() {
+	local n keep=
+	[ "$2" = 1 ] && keep="tail -n 3000 $T/trace >/tmp/lab/order-$1-trace-\$MRC_NODE.txt"
+	for n in n1 n2; do
+		lab_run $n "echo 0 >$T/tracing_on; echo 0 >$T/events/metaroce/enable
+${keep:-true}; echo >$T/trace" >/dev/null
+		ctr $n >"$LAB_RUN/order-$1-ctr-after-$n"
+	done
+	[ "$2" = 1 ] || return 0
+	echo "# --- n2 (server) RC QP after the failure:"
+	sed 's/^/#   /' "$LAB_RUN/order-$1-qp-n2.txt"
+	for n in n1 n2; do
+		echo "# --- $n mrc0 counters, deltas over [$cond] (non-zero):"
+		join "$LAB_RUN/order-$1-ctr-before-$n" "$LAB_RUN/order-$1-ctr-after-$n" |
+			awk '$3 != $2 { print "#   " $1, $3 - $2 }'
+		echo "# --- $n last trace events (order-$1-trace-$n.txt):"
+		tail -n 40 "$LAB_RUN/order-$1-trace-$n.txt" | sed 's/^/#   /'
+	done
+}
+
 lab_start
 check "n1: mrc0 on eth0" lab_add_dev n1 mrc0
 check "n2: mrc0 on eth0" lab_add_dev n2 mrc0
+k=0
 for cond in "${CONDS[@]}"; do
+	k=$((k + 1))
+	failed=0
 	# shellcheck disable=SC2086
 	check "netem $cond on both nodes" \
 		eval 'lab_netem n1 '"$cond"' && lab_netem n2 '"$cond"
+	capture_start $k
 	LAB_CMD_TIMEOUT=900 lab_bg n2 server "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS"
 	check "n2: server listening on tcp 18519" lab_wait_for n2 'ss -ltn | grep -q :18519' 60
 	LAB_CMD_TIMEOUT=900 check "[$cond] client: every operation saw every earlier one ($ITERS each)" \
-		n1 "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS" 192.0.2.2
-	check "[$cond] server: receives in order, bytes in place" lab_wait server
+		n1 "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS" 192.0.2.2 || failed=1
+	[ $failed = 1 ] && capture_freeze $k
+	check "[$cond] server: receives in order, bytes in place" lab_wait server || failed=1
+	capture_stop $k $failed
 	lab_netem_clear
 done
 # Mixed MTUs: n1's eth0 carries 9000 (IB MTU 4096), n2's 1500 (1024); the

@@ -34,16 +34,23 @@
 # kill"), TD_STEP (s, bound of a teardown step, 30), TD_SELF (s, how long
 # the processes get to end by themselves, 5), TD_KILL (s, bound for them
 # to go after kill -9, 10), TD_END (s, bound for traffic to come back
-# after a netdev down/up, 60).
+# after a netdev down/up, 60). TD_SCALE multiplies those defaults and the
+# scenario's waits for traffic and listeners: 1 on the stock kernel, 4 on
+# the debug kernel (LAB_KVER *-debug: KASAN + lockdep under TCG run every
+# step 3-4x slower; measured there: netns devices gone in 38.9 s).
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
+case $LAB_KVER in
+*-debug) TD_SCALE=${TD_SCALE:-4} ;;
+*) TD_SCALE=${TD_SCALE:-1} ;;
+esac
 CYCLES=${TEARDOWN_CYCLES:-1}
 CASES=${TEARDOWN_CASES:-delete updown netns rmmod kill}
-TD_STEP=${TD_STEP:-30}
-TD_END=${TD_END:-60}
-TD_SELF=${TD_SELF:-5}
-TD_KILL=${TD_KILL:-10}
+TD_STEP=${TD_STEP:-$((30 * TD_SCALE))}
+TD_END=${TD_END:-$((60 * TD_SCALE))}
+TD_SELF=${TD_SELF:-$((5 * TD_SCALE))}
+TD_KILL=${TD_KILL:-$((10 * TD_SCALE))}
 DUR=120			# ib_write_bw -D: longer than any case
 PT="-F --report_gbits -s 65536 -b -D $DUR"
 PROCS="ib_write_bw mrc_verbs_test"
@@ -78,9 +85,9 @@ v4gid() {
 	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$1" "$2" "$3" "$4"
 }
 
-# gid index of DEV's IPv4 address IP on NODE (waits for it, 10 s)
+# gid index of DEV's IPv4 address IP on NODE (waits for it, 10 s x TD_SCALE)
 gidx() {
-	lab_wait_for "$1" "grep -lx $(v4gid "$3") /sys/class/infiniband/$2/ports/1/gids/*" 10 \
+	lab_wait_for "$1" "grep -lx $(v4gid "$3") /sys/class/infiniband/$2/ports/1/gids/*" $((10 * TD_SCALE)) \
 		>/dev/null || return 1
 	lab_run "$1" "basename \$(grep -lx $(v4gid "$3") /sys/class/infiniband/$2/ports/1/gids/* | head -1)"
 }
@@ -105,9 +112,9 @@ EOF
 	chmod +x "$LAB_RUN/flowing.sh"
 }
 
-# flowing NODE DEV: data packets leave DEV within 20 s
+# flowing NODE DEV: data packets leave DEV within 20 s (x TD_SCALE)
 flowing() {
-	lab_run "$1" /tmp/lab/flowing.sh "$2" 20
+	lab_run "$1" /tmp/lab/flowing.sh "$2" $((20 * TD_SCALE))
 }
 
 # traffic_nodes: ib_write_bw -b and mrc_verbs_test, servers n2, clients n1
@@ -115,7 +122,7 @@ traffic_nodes() {
 	# shellcheck disable=SC2086
 	LAB_CMD_TIMEOUT=300 lab_bg n2 bw_s ib_write_bw -d mrc0 -x 1 $PT
 	LAB_CMD_TIMEOUT=300 lab_bg n2 vt_s "$VBIN" -d mrc0 -g 1 -t 10
-	lab_wait_for n2 'ss -ltn | grep -q :18515 && ss -ltn | grep -q :18517' 30 ||
+	lab_wait_for n2 'ss -ltn | grep -q :18515 && ss -ltn | grep -q :18517' $((30 * TD_SCALE)) ||
 		return 1
 	# shellcheck disable=SC2086
 	LAB_CMD_TIMEOUT=300 lab_bg n1 bw_c ib_write_bw -d mrc0 -x 1 $PT 192.0.2.2
@@ -161,7 +168,7 @@ readd_n1() {
 		return 1
 	lab_run n1 'rdma link show | grep -q "^link mrc0/"' ||
 		lab_run n1 rdma link add mrc0 type metaroce netdev eth0 || return 1
-	lab_wait_for n1 'grep -qw ACTIVE /sys/class/infiniband/mrc0/ports/1/state' 10
+	lab_wait_for n1 'grep -qw ACTIVE /sys/class/infiniband/mrc0/ports/1/state' $((10 * TD_SCALE))
 }
 
 case_delete() {
@@ -188,7 +195,7 @@ case_updown() {
 	check "[$CYCLE] updown: n2 processes end" procs_end n2 "peer eth0 down/up"
 	collect bw_s vt_s bw_c vt_c
 	check "[$CYCLE] updown: mrc0 ACTIVE on n1" lab_wait_for n1 \
-		'grep -qw ACTIVE /sys/class/infiniband/mrc0/ports/1/state' 10
+		'grep -qw ACTIVE /sys/class/infiniband/mrc0/ports/1/state' $((10 * TD_SCALE))
 }
 
 case_netns() {
@@ -209,7 +216,7 @@ ip netns exec tdns rdma link add mrcv1 type metaroce netdev tdv1'
 		# deletion is immediate while mrcv1's QPs are busy
 		# shellcheck disable=SC2086
 		LAB_CMD_TIMEOUT=300 lab_bg n1 ns_s ib_write_bw -d mrcv0 -x "$g0" $PT
-		lab_wait_for n1 'ss -ltn | grep -q :18515' 30
+		lab_wait_for n1 'ss -ltn | grep -q :18515' $((30 * TD_SCALE))
 		# shellcheck disable=SC2086
 		LAB_CMD_TIMEOUT=300 lab_bg n1 ns_c ib_write_bw -d mrcv1 -x "$g1" $PT 192.0.3.1
 	fi

@@ -367,25 +367,38 @@ static int resp_write_copy(struct mrc_resp *r, const struct mrc_env *e,
 	return 0;
 }
 
+static void resp_mr_put(const struct mrc_env *e, void *mr)
+{
+	if (mr)
+		e->ops->mr_put(e->ctx, mr);
+}
+
 static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 			    const struct mrc_pkt *p, const struct mrc_src *src,
 			    u8 *syn, bool held)
 {
 	struct mrc_rslot *s = NULL;
-	void *mr;
+	void *mr = NULL;
 	int err = 0;
 
-	/* the whole message's range, so a bad one leaves memory untouched */
-	mr = e->ops->mr_get(e->ctx, p->write.rkey, true, MRC_ACC_REMOTE_WRITE,
-			    p->write.va, p->write.msg_len);
-	if (!mr) {
-		*syn = MRC_SYN_REM_ACCESS;
-		return RESP_DROP;
+	/*
+	 * The whole message's range, so a bad one leaves memory untouched.
+	 * A zero-length WRITE's rkey and va are not checked (IBA C9-88):
+	 * rsocket's control messages leave them unset.
+	 */
+	if (p->write.msg_len) {
+		mr = e->ops->mr_get(e->ctx, p->write.rkey, true,
+				    MRC_ACC_REMOTE_WRITE, p->write.va,
+				    p->write.msg_len);
+		if (!mr) {
+			*syn = MRC_SYN_REM_ACCESS;
+			return RESP_DROP;
+		}
 	}
 	if (p->opcode == MRC_OP_WRITE_IMM) {
 		s = resp_rslot_get(r, e, p->write.rmsn, syn);
 		if (!s) {
-			e->ops->mr_put(e->ctx, mr);
+			resp_mr_put(e, mr);
 			return RESP_DROP;
 		}
 		resp_rslot_start(e, s, p);
@@ -393,12 +406,12 @@ static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 	if (!(p->flags & MRC_F_LAST)) {
 		r->rx_seg = p->payload_len;
 	} else if (!resp_write_prefix_done(r, p)) {
-		e->ops->mr_put(e->ctx, mr);
+		resp_mr_put(e, mr);
 		return held ? RESP_DROP : RESP_HOLD;
 	}
 	if (p->payload_len)
 		err = resp_write_copy(r, e, mr, p, src);
-	e->ops->mr_put(e->ctx, mr);
+	resp_mr_put(e, mr);
 	if (err) {
 		*syn = MRC_SYN_REM_OP;
 		return RESP_DROP;
@@ -430,18 +443,22 @@ static int resp_queue_rsp(struct mrc_resp *r, const struct mrc_env *e,
 		*syn = MRC_SYN_INV_REQ;
 		return RESP_DROP;
 	}
-	if (p->opcode == MRC_OP_READ_REQ)
-		mr = e->ops->mr_get(e->ctx, p->read.rkey, true,
-				    MRC_ACC_REMOTE_READ, p->read.va,
-				    p->read.len);
-	else
-		mr = e->ops->mr_get(e->ctx, p->atomic.rkey, true,
-				    MRC_ACC_REMOTE_ATOMIC, p->atomic.va, 8);
-	if (!mr) {
-		*syn = MRC_SYN_REM_ACCESS;
-		return RESP_DROP;
+	/* a zero-length READ's rkey and va are not checked (IBA C9-88) */
+	if (p->opcode != MRC_OP_READ_REQ || p->read.len) {
+		if (p->opcode == MRC_OP_READ_REQ)
+			mr = e->ops->mr_get(e->ctx, p->read.rkey, true,
+					    MRC_ACC_REMOTE_READ, p->read.va,
+					    p->read.len);
+		else
+			mr = e->ops->mr_get(e->ctx, p->atomic.rkey, true,
+					    MRC_ACC_REMOTE_ATOMIC,
+					    p->atomic.va, 8);
+		if (!mr) {
+			*syn = MRC_SYN_REM_ACCESS;
+			return RESP_DROP;
+		}
+		e->ops->mr_put(e->ctx, mr);
 	}
-	e->ops->mr_put(e->ctx, mr);
 
 	/* IB: more outstanding than max_dest_rd_atomic is an invalid request */
 	q = mrc_rspq_insert(&r->rspq, p->psn, r->cfg.max_dest_rd_atomic);
@@ -483,7 +500,7 @@ int mrc_resp_rsp_exec(struct mrc_resp *r, const struct mrc_env *e,
 	void *mr;
 
 	if (q->kind == MRC_RSP_READ) {
-		if (q->off)
+		if (q->off || !q->len)	/* zero-length: nothing to check */
 			return 0;
 		mr = e->ops->mr_get(e->ctx, q->rkey, true, MRC_ACC_REMOTE_READ,
 				    q->va, q->len);

@@ -334,6 +334,63 @@ MRC_TEST(resp_access_errors)
 	MRC_EXPECT_FALSE(mrc_resp_renak(r, &mk_e, &p));
 }
 
+/*
+ * IBA C9-88: the R_Key and VA of a zero-length RDMA WRITE or READ are not
+ * validated (rxe neither). rsocket sends its control messages (shutdown,
+ * disconnect, credits) as zero-length WRITE_WITH_IMM without setting the
+ * rkey or address: whatever the stack held. They must complete (the receive
+ * WQE with its immediate), not end both QPs with REM_ACCESS.
+ */
+MRC_TEST(resp_zero_length_no_rkey_check)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(0x51, 0);
+	/* zero-length WRITE_IMM, garbage rkey and va */
+	rt_write(&p, 0, 0xdeadbeef000ULL, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
+	p.opcode = MRC_OP_WRITE_IMM;
+	p.write.rkey = 0x5a5a5a5a;
+	p.write.rmsn = 0;
+	p.write.imm = 0x11223344;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(r->rx.cum, 1);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.rcqe[0].opcode, MRC_WC_RECV_RDMA_WITH_IMM);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0x51);
+	MRC_EXPECT_EQ(mk.rcqe[0].byte_len, 0);
+	/* zero-length WRITE, garbage rkey */
+	rt_write(&p, 1, 0, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
+	p.write.rkey = 0;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(r->rx.cum, 2);
+	/* zero-length READ, garbage rkey: queued and executed */
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_REQ;
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	p.psn = 2;
+	p.read.va = 0x77;
+	p.read.rkey = 0xabcdef01;
+	p.read.len = 0;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(r->rx.cum, 3);
+	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
+	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &mk_e, mrc_rspq_head(&r->rspq)), 0);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	/* a zero-length WRITE still needs the QP's REMOTE_WRITE right */
+	r->cfg.qp_access = MRC_ACC_REMOTE_READ;
+	rt_write(&p, 3, 0, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+}
+
 MRC_TEST(resp_completion_order)
 {
 	struct mrc_resp *r;
@@ -809,6 +866,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_read_waits_for_earlier_write),
 	  MRC_CASE(resp_atomic_once),
 	  MRC_CASE(resp_access_errors),
+	  MRC_CASE(resp_zero_length_no_rkey_check),
 	  MRC_CASE(resp_completion_order),
 	  MRC_CASE(resp_send_inv_and_imm),
 	  MRC_CASE(resp_no_success_after_error_completion),

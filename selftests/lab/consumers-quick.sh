@@ -4,11 +4,18 @@
 # and under netem loss 1% on both nodes' eth0:
 #   qperf -cm1 rc_bw, rc_lat, rc_rdma_read_bw      (figures printed)
 #   fio ioengine=rdma verb=write, read, send 16m   (must complete, no error)
-# (rsocket is not here: consumers-rsocket.sh hangs on mrc0, see its header.)
+#   rsocket: an 8 MiB file copy each way under librspreload.so, sha256 and
+#            EOF checked (selftests/tools/rscopy.bash; consumers-rsocket.sh)
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
+# shellcheck source=selftests/tools/rscopy.bash
+. "$LAB_ROOT/selftests/tools/rscopy.bash"
 
+RS_TIMEOUT=${RS_TIMEOUT:-120}
+rs_build || { echo "0 passed, 1 failed"; exit 1; }
 lab_start
+RS_FIG=$LAB_RUN/figures.txt
+rs_files
 check "n1: mrc0 added" lab_load_metaroce n1
 check "n2: mrc0 added" lab_load_metaroce n2
 lab_bg n2 qperfd qperf
@@ -41,8 +48,12 @@ for net in clean loss1; do
 	for v in write read send; do
 		check "mrc0 $net: fio rdma verb=$v 16m" fio_run $v
 	done
+	check "mrc0 $net: rsocket copy n1 -> n2, sha256 matches" rs_copy mrc0 $net n1 n2
+	check "mrc0 $net: rsocket copy n2 -> n1, sha256 matches" rs_copy mrc0 $net n2 n1
 	lab_netem_clear
 done
 n2 'pkill -x qperf; true' >/dev/null
 lab_wait qperfd >/dev/null
+echo "# rsocket figures:"
+sed 's/^/#   /' "$RS_FIG"
 lab_summary

@@ -1276,6 +1276,131 @@ out:
 		ibv_destroy_cq(cq);
 }
 
+/* ------------------------------------------- zero-length WRITE/READ */
+
+/* One WR without SGEs (rsocket's rs_post_msg); rkey, addr as given. */
+static int post_nosge(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id,
+		      uint32_t imm, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = id, .opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htobe32(imm),
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * IBA C9-88: a zero-length RDMA WRITE or READ has its R_Key and VA left
+ * unchecked. rsocket (librdmacm) sends its control messages -- shutdown,
+ * disconnect -- as WRITE_WITH_IMM without SGEs and without setting rkey or
+ * remote_addr (stack garbage), into receive WQEs without SGEs. They must
+ * complete successfully on both sides, data around them intact.
+ */
+static void test_zerolen(struct ibv_pd *pd)
+{
+	static uint8_t src[BUF_SZ] __attribute__((aligned(4096)));
+	static uint8_t dst[BUF_SZ] __attribute__((aligned(4096)));
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+	};
+	struct ibv_recv_wr rwr = { .num_sge = 0 }, *rbad;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *smr = NULL, *dmr = NULL;
+	struct ibv_wc wc;
+	int i, ok;
+
+	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	smr = ibv_reg_mr(pd, src, BUF_SZ, IBV_ACCESS_LOCAL_WRITE);
+	dmr = ibv_reg_mr(pd, dst, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	ia.send_cq = scq;
+	ia.recv_cq = scq;
+	if (scq && rcq)
+		qa = ibv_create_qp(pd, &ia);
+	ia.send_cq = rcq;
+	ia.recv_cq = rcq;
+	if (qa)
+		qb = ibv_create_qp(pd, &ia);
+	CHECK(smr && dmr && qa && qb && !connect_pair(qa, qb),
+	      "zerolen: RC pair, receives without SGEs");
+	if (!smr || !dmr || !qa || !qb)
+		goto out;
+	for (i = 0; i < 4; i++)
+		CHECK(!ibv_post_recv(qb, &rwr, &rbad), "zerolen: post_recv %d", i);
+
+	for (i = 0; i < 2; i++) {
+		/* data by WRITE_WITH_IMM (rsocket's RS_OP_DATA) */
+		struct ibv_sge sge = { (uintptr_t)src, BUF_SZ, smr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 10 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+			.imm_data = htobe32(0x1000 + i),
+		}, *bad;
+
+		fill(src, BUF_SZ, 70 + i);
+		memset(dst, 0, BUF_SZ);
+		wr.wr.rdma.remote_addr = (uintptr_t)dst;
+		wr.wr.rdma.rkey = dmr->rkey;
+		ok = !ibv_post_send(qa, &wr, &bad) && poll_one(scq, &wc, 10) &&
+		     wc.status == IBV_WC_SUCCESS;
+		CHECK(ok, "zerolen: WRITE_WITH_IMM %u bytes %s", BUF_SZ,
+		      i ? "after the zero-length ones" : "first");
+		ok = poll_one(rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+		     wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+		     be32toh(wc.imm_data) == 0x1000u + i &&
+		     wc.byte_len == BUF_SZ;
+		CHECK(ok && bad_byte(dst, BUF_SZ, 70 + i) < 0,
+		      "zerolen: its receive completion, every byte placed");
+		if (i)
+			break;
+
+		/* rsocket's control message: no SGE, garbage rkey/addr */
+		ok = !post_nosge(qa, IBV_WR_RDMA_WRITE_WITH_IMM, 20,
+				 0x40000001, 0xdead0000beefULL, 0x5a5a5a5a) &&
+		     poll_one(scq, &wc, 10);
+		CHECK(ok && wc.status == IBV_WC_SUCCESS,
+		      "zerolen: WRITE_WITH_IMM 0 bytes, unset rkey -> %s",
+		      ok ? ibv_wc_status_str(wc.status) : "no completion");
+		ok = poll_one(rcq, &wc, 10);
+		CHECK(ok && wc.status == IBV_WC_SUCCESS &&
+		      wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+		      be32toh(wc.imm_data) == 0x40000001 && wc.byte_len == 0,
+		      "zerolen: its receive completion with the immediate (%s)",
+		      ok ? ibv_wc_status_str(wc.status) : "none");
+		ok = !post_nosge(qa, IBV_WR_RDMA_WRITE, 21, 0, 0, 0) &&
+		     poll_one(scq, &wc, 10);
+		CHECK(ok && wc.status == IBV_WC_SUCCESS,
+		      "zerolen: RDMA_WRITE 0 bytes, rkey 0 -> %s",
+		      ok ? ibv_wc_status_str(wc.status) : "no completion");
+		ok = !post_nosge(qa, IBV_WR_RDMA_READ, 22, 0, 0x77, 0xabcdef01) &&
+		     poll_one(scq, &wc, 10);
+		CHECK(ok && wc.status == IBV_WC_SUCCESS,
+		      "zerolen: RDMA_READ 0 bytes, unset rkey -> %s",
+		      ok ? ibv_wc_status_str(wc.status) : "no completion");
+	}
+out:
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (dmr)
+		ibv_dereg_mr(dmr);
+	if (rcq)
+		ibv_destroy_cq(rcq);
+	if (scq)
+		ibv_destroy_cq(scq);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -1320,6 +1445,8 @@ int main(int argc, char **argv)
 		test_mw(pd);
 	if (want("errors"))
 		test_errors(pd);
+	if (want("zerolen"))
+		test_zerolen(pd);
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
 	ibv_close_device(ctx);

@@ -35,6 +35,19 @@ static void qt_setup(struct mrc_req *q, struct mrc_resp *r, u32 isn)
 	r->cfg.max_dest_rd_atomic = 4;
 }
 
+/* The peer's READ of len bytes at its PSN psn arrived and is ready. */
+static struct mrc_rsp *qt_peer_read(struct mrc_resp *r, u32 psn, u32 len)
+{
+	struct mrc_rsp *h = mrc_rspq_insert(&r->rspq, psn, 4);
+
+	h->kind = MRC_RSP_READ;
+	h->rkey = MK_RKEY;
+	h->va = MK_VA;
+	h->len = len;
+	mrc_rx_commit(&r->rx, psn);
+	return h;
+}
+
 /* Post a WQE (visible at the next sq_fetch). */
 static struct mrc_swqe *qt_post(u8 op, u32 len, u32 flags)
 {
@@ -116,12 +129,7 @@ MRC_TEST(req_responses_between_messages)
 	qt_post(MRC_OP_SEND, 2000, 0);
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);  /* PSN 0 */
 	/* the peer's READ at its PSN 5000 arrived and is ready */
-	h = mrc_rspq_insert(&r->rspq, 5000, 4);
-	h->kind = MRC_RSP_READ;
-	h->rkey = MK_RKEY;
-	h->va = MK_VA;
-	h->len = 1500;
-	mrc_rx_commit(&r->rx, 5000);
+	h = qt_peer_read(r, 5000, 1500);
 	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
 	/* mid-message: the request's last packet first */
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
@@ -171,7 +179,6 @@ MRC_TEST(req_responds_while_error_pending)
 	struct mrc_req_out o;
 	struct mrc_resp *r;
 	struct mrc_req *q;
-	struct mrc_rsp *h;
 
 	MRC_ALLOC(q);
 	MRC_ALLOC(r);
@@ -179,12 +186,7 @@ MRC_TEST(req_responds_while_error_pending)
 	qt_post(MRC_OP_SEND, 100, 0);
 	q->stop_new = 1;
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
-	h = mrc_rspq_insert(&r->rspq, 5000, 4);
-	h->kind = MRC_RSP_READ;
-	h->rkey = MK_RKEY;
-	h->va = MK_VA;
-	h->len = 500;
-	mrc_rx_commit(&r->rx, 5000);
+	qt_peer_read(r, 5000, 500);
 	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.resp, 1);
@@ -206,18 +208,12 @@ MRC_TEST(req_resp_gone_probes_then_fails)
 	struct mrc_req_out o;
 	struct mrc_resp *r;
 	struct mrc_req *q;
-	struct mrc_rsp *h;
 	u32 i;
 
 	MRC_ALLOC(q);
 	MRC_ALLOC(r);
 	qt_setup(q, r, 0);
-	h = mrc_rspq_insert(&r->rspq, 5000, 4);
-	h->kind = MRC_RSP_READ;
-	h->rkey = MK_RKEY;
-	h->va = MK_VA;
-	h->len = 500;
-	mrc_rx_commit(&r->rx, 5000);
+	qt_peer_read(r, 5000, 500);
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.resp, 1);
 	for (i = 0; i < MRC_RESP_GONE_PROBES; i++)
@@ -338,7 +334,6 @@ MRC_TEST(req_cuts_partial_message_on_stop_new)
 	struct mrc_resp *r;
 	struct mrc_req *q;
 	struct mrc_swqe *w, *w2;
-	struct mrc_rsp *h;
 	u32 first;
 
 	MRC_ALLOC(q);
@@ -353,12 +348,7 @@ MRC_TEST(req_cuts_partial_message_on_stop_new)
 	/* the RNR NAK of its first PSN, no retry left */
 	w->status = MRC_WC_RNR_RETRY_EXC_ERR;
 	q->stop_new = 1;
-	h = mrc_rspq_insert(&r->rspq, 5000, 4);
-	h->kind = MRC_RSP_READ;
-	h->rkey = MK_RKEY;
-	h->va = MK_VA;
-	h->len = 500;
-	mrc_rx_commit(&r->rx, 5000);
+	qt_peer_read(r, 5000, 500);
 	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
 	/* cut: no packet, the WQE ends at its last PSN sent */
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_AGAIN);

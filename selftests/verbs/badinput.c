@@ -41,20 +41,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/metaroce-abi.h>
 
-static int failures, checks;
-
-#define CHECK(cond, ...) do {						\
-	checks++;							\
-	if (cond) {							\
-		printf("ok    ");					\
-	} else {							\
-		printf("FAIL  ");					\
-		failures++;						\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-	fflush(stdout);							\
-} while (0)
+#include "common.h"
 
 /* A verb returning an object must fail (NULL). */
 #define CHECK_NULL(obj, ...) do {					\
@@ -66,10 +53,7 @@ static int failures, checks;
 		printf("      -> %s\n", strerror(__e));			\
 } while (0)
 
-static struct ibv_context *ctx;
 static struct ibv_device_attr dattr;
-static int gid_index = -1;
-static union ibv_gid gid;
 
 /* ------------------------------------------------------ raw uverbs */
 
@@ -164,56 +148,10 @@ static int raw_doorbell(uint32_t handle)
 
 /* ------------------------------------------------------ helpers */
 
-static void find_ipv4_gid(void)
-{
-	struct ibv_port_attr pattr;
-	union ibv_gid g;
-	int i;
+/* QP access for every pair here (common.h takes RC QPs INIT -> RTR). */
+#define RW_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
-	if (ibv_query_port(ctx, 1, &pattr))
-		return;
-	for (i = 0; i < pattr.gid_tbl_len && i < 64; i++) {
-		if (ibv_query_gid(ctx, 1, i, &g))
-			continue;
-		if (!memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
-			gid_index = i;
-			gid = g;
-			return;
-		}
-	}
-}
-
-static int to_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
-static int to_rtr(struct ibv_qp *qp, uint32_t dest)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest, .rq_psn = 0, .max_dest_rd_atomic = 4,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1, .port_num = 1,
-			.grh = { .dgid = gid, .sgid_index = gid_index,
-				 .hop_limit = 64 },
-		},
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
-}
-
+/* RTS with short retries: a test that loses its peer ends quickly. */
 static int to_rts(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = {
@@ -224,6 +162,14 @@ static int to_rts(struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* A loopback RC pair qa <-> qb to RTS, PSNs 0, short retries. */
+static int connect_pair(struct ibv_qp *qa, struct ibv_qp *qb)
+{
+	return to_init(qa, RW_ACCESS) || to_init(qb, RW_ACCESS) ||
+	       rc_to_rtr(qa, qb->qp_num, 0) || rc_to_rtr(qb, qa->qp_num, 0) ||
+	       to_rts(qa) || to_rts(qb);
 }
 
 static int qp_state(struct ibv_qp *qp)
@@ -355,8 +301,7 @@ static void test_sizes(struct ibv_pd *pd, struct ibv_cq *cq)
 				   qcap[i].swr, qcap[i].rwr, qcap[i].ssge,
 				   qcap[i].rsge, qcap[i].inl);
 		}
-		if (qp)
-			ibv_destroy_qp(qp);
+		put_qp(qp);
 		err = raw_create_qp(pd, cq, qcap[i].swr, qcap[i].rwr,
 				    qcap[i].ssge, qcap[i].rsge, qcap[i].inl,
 				    IB_UVERBS_QPT_RC, &rq);
@@ -484,14 +429,12 @@ static void test_mr(struct ibv_pd *pd)
 
 	mr = ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(1, "reg_mr length 0: %s", mr ? "registered" : strerror(errno));
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 	mr = ibv_reg_mr(pd, buf, 1ULL << 41, IBV_ACCESS_LOCAL_WRITE);
 	CHECK_NULL(mr, "reg_mr 2 TiB (beyond max_mr_size, unmapped) fails");
 	mr = ibv_reg_mr(pd, buf + 1, 4095, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr, "reg_mr unaligned start +1, 4095 bytes works");
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 	mr = ibv_reg_mr(pd, (void *)(uintptr_t)0xfffffffffffff000ULL, 8192,
 			IBV_ACCESS_LOCAL_WRITE);
 	CHECK_NULL(mr, "reg_mr at the top of the address space fails");
@@ -500,8 +443,7 @@ static void test_mr(struct ibv_pd *pd)
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_MW_BIND |
 			IBV_ACCESS_LOCAL_WRITE);
 	CHECK(1, "reg_mr MW_BIND: %s", mr ? "registered" : strerror(errno));
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 
 	/* raw: hca_va wrapping, huge lengths, garbage access */
 	c.start = (uintptr_t)buf;
@@ -572,7 +514,7 @@ static void test_modify(struct ibv_pd *pd, struct ibv_cq *cq)
 	       IBV_QP_STATE | IBV_QP_CUR_STATE, a.qp_state = IBV_QPS_RTR;
 	       a.cur_qp_state = IBV_QPS_INIT);
 	CHECK(qp_state(qp) == IBV_QPS_RESET, "QP still in RESET");
-	CHECK(!to_init(qp), "RESET -> INIT");
+	CHECK(!to_init(qp, RW_ACCESS), "RESET -> INIT");
 	BADMOD("INIT -> RTS", IBV_QP_STATE, a.qp_state = IBV_QPS_RTS);
 	BADMOD("RTR without AV/dest_qpn", IBV_QP_STATE,
 	       a.qp_state = IBV_QPS_RTR);
@@ -602,7 +544,7 @@ static void test_modify(struct ibv_pd *pd, struct ibv_cq *cq)
 	       a.ah_attr.is_global = 1; a.ah_attr.port_num = 1;
 	       a.ah_attr.grh.dgid = gid; a.ah_attr.grh.sgid_index = gid_index);
 	CHECK(qp_state(qp) == IBV_QPS_INIT, "QP still in INIT");
-	CHECK(!to_rtr(qp, qp->qp_num), "INIT -> RTR (to itself)");
+	CHECK(!rc_to_rtr(qp, qp->qp_num, 0), "INIT -> RTR (to itself)");
 	BADMOD("RTS max_rd_atomic 255", IBV_QP_STATE | IBV_QP_TIMEOUT |
 	       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 	       IBV_QP_MAX_QP_RD_ATOMIC, a.qp_state = IBV_QPS_RTS;
@@ -680,8 +622,8 @@ static void test_post(struct ibv_pd *pd, struct ibv_cq *cq, struct ibv_mr *mr)
 	}
 	err = ibv_post_send(qp, &wr, &bad);
 	CHECK(err, "post_send in RESET -> %s", err ? strerror(err) : "posted");
-	to_init(qp);
-	to_rtr(qp, qp->qp_num);
+	to_init(qp, RW_ACCESS);
+	rc_to_rtr(qp, qp->qp_num, 0);
 	to_rts(qp);
 	err = ibv_post_send(qp, &wr, &bad);
 	CHECK(err, "post_send num_sge 40 > max -> %s",
@@ -818,8 +760,7 @@ static void test_sq_garbage(struct ibv_pd *pd, struct ibv_mr *mr, int g)
 		if (m != MAP_FAILED)
 			munmap(m, len);
 	}
-	if (to_init(qa) || to_init(qb) || to_rtr(qa, qb->qp_num) ||
-	    to_rtr(qb, qa->qp_num) || to_rts(qa) || to_rts(qb)) {
+	if (connect_pair(qa, qb)) {
 		CHECK(0, "garbage %s: QPs to RTS", gname[g]);
 		goto out;
 	}
@@ -896,8 +837,7 @@ static void test_sq_garbage(struct ibv_pd *pd, struct ibv_mr *mr, int g)
 out:
 	if (qa)
 		CHECK(!ibv_destroy_qp(qa), "garbage %s: destroy QP", gname[g]);
-	if (qb)
-		ibv_destroy_qp(qb);
+	put_qp(qb);
 	ibv_destroy_cq(cq);
 }
 
@@ -1046,14 +986,6 @@ static bool ev_wait(enum ibv_event_type type, void *obj, int ms)
 	return false;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A connected loopback RC pair on its own CQ, and the mmap'd rings. */
 struct ring_pair {
 	struct ibv_cq *cq;
@@ -1112,9 +1044,7 @@ static bool ring_pair_new(struct ibv_pd *pd, bool use_srq,
 	rp->b_rq = rp->qb && !use_srq ? new_ring(&m, rq_slot()) : NULL;
 	if (!rp->a_sq || (!use_srq && !rp->b_rq))
 		goto fail;
-	if (to_init(rp->qa) || to_init(rp->qb) ||
-	    to_rtr(rp->qa, rp->qb->qp_num) || to_rtr(rp->qb, rp->qa->qp_num) ||
-	    to_rts(rp->qa) || to_rts(rp->qb))
+	if (connect_pair(rp->qa, rp->qb))
 		goto fail;
 	return true;
 fail:
@@ -1415,9 +1345,7 @@ static void ring_srq(struct ibv_pd *pd, struct ibv_mr *mr)
 	qc = ibv_create_qp(pd, &ia);
 	ia.srq = rp.srq;
 	qd = ibv_create_qp(pd, &ia);
-	if (!qc || !qd || to_init(qc) || to_init(qd) ||
-	    to_rtr(qc, qd->qp_num) || to_rtr(qd, qc->qp_num) ||
-	    to_rts(qc) || to_rts(qd)) {
+	if (!qc || !qd || connect_pair(qc, qd)) {
 		CHECK(0, "%s: second pair on the SRQ", name);
 		goto out;
 	}
@@ -1426,10 +1354,8 @@ static void ring_srq(struct ibv_pd *pd, struct ibv_mr *mr)
 	      qp_state(qd) == IBV_QPS_ERR,
 	      "%s: second QP on the SRQ in ERR with IBV_EVENT_QP_FATAL", name);
 out:
-	if (qc)
-		ibv_destroy_qp(qc);
-	if (qd)
-		ibv_destroy_qp(qd);
+	put_qp(qc);
+	put_qp(qd);
 	ring_pair_free(&rp, name);
 }
 
@@ -1492,8 +1418,7 @@ static void test_still_works(struct ibv_pd *pd)
 	memset(sbuf, 0x5c, sizeof(sbuf));
 	wwr.wr.rdma.remote_addr = (uintptr_t)wbuf;
 	wwr.wr.rdma.rkey = wmr->rkey;
-	CHECK(!to_init(qa) && !to_init(qb) && !to_rtr(qa, qb->qp_num) &&
-	      !to_rtr(qb, qa->qp_num) && !to_rts(qa) && !to_rts(qb),
+	CHECK(!connect_pair(qa, qb),
 	      "after the abuse: loopback RC pair to RTS");
 	CHECK(!ibv_post_recv(qb, &rwr, &brw) && !ibv_post_send(qa, &swr, &bsw) &&
 	      !ibv_post_send(qa, &wwr, &bsw), "after the abuse: post SEND + WRITE");

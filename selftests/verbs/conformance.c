@@ -42,24 +42,9 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-static int failures, checks;
+#include "common.h"
 
-#define CHECK(cond, ...) do {						\
-	checks++;							\
-	if (cond) {							\
-		printf("ok    ");					\
-	} else {							\
-		printf("FAIL  ");					\
-		failures++;						\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
-
-static struct ibv_context *ctx;
 static struct ibv_device_attr_ex dattr;
-static int gid_index = -1;
-static union ibv_gid gid;
 static const char *sections;
 static bool lenient;		/* -R */
 
@@ -83,100 +68,6 @@ static bool want(const char *name)
 	return false;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void find_ipv4_gid(void)
-{
-	struct ibv_port_attr pattr;
-	union ibv_gid g;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pattr))
-		return;
-	for (i = 0; i < pattr.gid_tbl_len && i < 64; i++) {
-		if (ibv_query_gid(ctx, 1, i, &g))
-			continue;
-		if (!memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
-			gid_index = i;
-			gid = g;
-			return;
-		}
-	}
-}
-
-static uint8_t pat(uint32_t seed, uint32_t i)
-{
-	return (uint8_t)(seed * 73 + i * 7 + (i >> 8) + 1);
-}
-
-static void fill(uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pat(seed, i);
-}
-
-/* Index of the first byte not matching the pattern, or -1. */
-static long bad_byte(const uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(seed, i))
-			return i;
-	return -1;
-}
-
-static int to_init(struct ibv_qp *qp, int access)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = access, .qkey = 0x11111111,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	return ibv_modify_qp(qp, &a, mask);
-}
-
-static int rc_to_rtr(struct ibv_qp *qp, uint32_t dest, uint32_t psn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = 4,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1, .port_num = 1,
-			.grh = { .dgid = gid, .sgid_index = gid_index,
-				 .hop_limit = 64 },
-		},
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
-}
-
-static int rc_to_rts(struct ibv_qp *qp, uint32_t psn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-		.rnr_retry = 7, .sq_psn = psn, .max_rd_atomic = 4,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int ud_to_rts(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
@@ -190,37 +81,9 @@ static int ud_to_rts(struct ibv_qp *qp)
 
 static int connect_pair(struct ibv_qp *qa, struct ibv_qp *qb)
 {
-	int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		     IBV_ACCESS_REMOTE_ATOMIC;
-
-	return to_init(qa, access) || to_init(qb, access) ||
-	       rc_to_rtr(qa, qb->qp_num, 300) ||
-	       rc_to_rtr(qb, qa->qp_num, 400) ||
-	       rc_to_rts(qa, 400) || rc_to_rts(qb, 300);
-}
-
-/* One completion from a plain CQ within secs (1), or 0. */
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
-{
-	double end = now_s() + secs;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? 0 : 1;
-	} while (now_s() < end);
-	return 0;
-}
-
-static int post_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr,
-		     uint32_t len, uint32_t lkey)
-{
-	struct ibv_sge sge = { (uintptr_t)addr, len, lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
+	return connect_loopback(qa, qb, IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 /* ------------------------------------------------------- MR access */
@@ -235,19 +98,16 @@ static void test_mw_bind_mr(struct ibv_pd *pd)
 			IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 	CHECK(mr, "reg_mr rw/atomic | MW_BIND (%s)",
 	      mr ? "ok" : strerror(errno));
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_MW_BIND);
 	CHECK(mr, "reg_mr MW_BIND only (%s)", mr ? "ok" : strerror(errno));
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED);
 	CHECK(mr || errno == EINVAL || errno == EOPNOTSUPP,
 	      "reg_mr MW_BIND | ZERO_BASED: a clear answer (%s)",
 	      mr ? "ok" : strerror(errno));
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 }
 
 /* ----------------------------------------------------------- cq_ex */
@@ -470,14 +330,10 @@ static void test_cq_ex(struct ibv_pd *pd)
 	CHECK(ibv_start_poll(cq, &pa) == ENOENT, "drained: start_poll -> ENOENT");
 
 out:
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	if (smr)
-		ibv_dereg_mr(smr);
-	if (dmr)
-		ibv_dereg_mr(dmr);
+	put_qp(qa);
+	put_qp(qb);
+	put_mr(smr);
+	put_mr(dmr);
 	CHECK(!ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), "destroy cq_ex");
 out_ch:
 	CHECK(!ibv_destroy_comp_channel(ch), "destroy_comp_channel");
@@ -687,16 +543,11 @@ static void test_qp_ex(struct ibv_pd *pd)
 	CHECK(n == 1 && ids[0] == 0x501, "completion after abort is the new WR");
 
 out:
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	if (smr)
-		ibv_dereg_mr(smr);
-	if (dmr)
-		ibv_dereg_mr(dmr);
-	if (amr)
-		ibv_dereg_mr(amr);
+	put_qp(qa);
+	put_qp(qb);
+	put_mr(smr);
+	put_mr(dmr);
+	put_mr(amr);
 	ibv_destroy_cq(cq);
 }
 
@@ -763,14 +614,10 @@ static void test_qp_ex_ud(struct ibv_pd *pd)
 out:
 	if (ah)
 		ibv_destroy_ah(ah);
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	if (smr)
-		ibv_dereg_mr(smr);
-	if (dmr)
-		ibv_dereg_mr(dmr);
+	put_qp(qa);
+	put_qp(qb);
+	put_mr(smr);
+	put_mr(dmr);
 	ibv_destroy_cq(cq);
 }
 
@@ -1060,16 +907,12 @@ out:
 		ibv_dealloc_mw(mw1);
 	if (mw2)
 		ibv_dealloc_mw(mw2);
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
+	put_qp(qa);
+	put_qp(qb);
 	if (mr)
 		CHECK(!ibv_dereg_mr(mr), "dereg_mr once its windows are gone");
-	if (lmr)
-		ibv_dereg_mr(lmr);
-	if (nobind)
-		ibv_dereg_mr(nobind);
+	put_mr(lmr);
+	put_mr(nobind);
 	ibv_destroy_cq(cq);
 }
 
@@ -1259,19 +1102,14 @@ static void test_errors(struct ibv_pd *pd)
 		      "WRITE past its end -> REM_ACCESS_ERR (%s)",
 		      ret ? "post failed" : ibv_wc_status_str(wc.status));
 	}
-	if (zmr)
-		ibv_dereg_mr(zmr);
+	put_mr(zmr);
 	for (i = 0; i < 1; i++)
 		drain(cq);
 out:
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	if (mr)
-		ibv_dereg_mr(mr);
-	if (dmr)
-		ibv_dereg_mr(dmr);
+	put_qp(qa);
+	put_qp(qb);
+	put_mr(mr);
+	put_mr(dmr);
 	if (cq)
 		ibv_destroy_cq(cq);
 }
@@ -1387,14 +1225,10 @@ static void test_zerolen(struct ibv_pd *pd)
 		      ok ? ibv_wc_status_str(wc.status) : "no completion");
 	}
 out:
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	if (smr)
-		ibv_dereg_mr(smr);
-	if (dmr)
-		ibv_dereg_mr(dmr);
+	put_qp(qa);
+	put_qp(qb);
+	put_mr(smr);
+	put_mr(dmr);
 	if (rcq)
 		ibv_destroy_cq(rcq);
 	if (scq)

@@ -28,19 +28,7 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
-static int failures, checks;
-
-#define CHECK(cond, ...) do {						\
-	checks++;							\
-	if (cond) {							\
-		printf("ok    ");					\
-	} else {							\
-		printf("FAIL  ");					\
-		failures++;						\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
+#include "common.h"
 
 /* A verb returning an object: expect NULL with errno == want. */
 #define CHECK_ERRNO(obj, want, what) do {				\
@@ -49,30 +37,7 @@ static int failures, checks;
 	      strerror(want), (obj) ? "success" : strerror(__e));	\
 } while (0)
 
-static struct ibv_context *ctx;
 static struct ibv_device_attr dattr;
-static int gid_index = -1;
-static union ibv_gid gid;
-
-static void find_ipv4_gid(void)
-{
-	struct ibv_port_attr pattr;
-	union ibv_gid g;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pattr))
-		return;
-	for (i = 0; i < pattr.gid_tbl_len && i < 64; i++) {
-		if (ibv_query_gid(ctx, 1, i, &g))
-			continue;
-		/* ::ffff:a.b.c.d */
-		if (!memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
-			gid_index = i;
-			gid = g;
-			return;
-		}
-	}
-}
 
 static void test_mr(struct ibv_pd *pd)
 {
@@ -108,8 +73,7 @@ static void test_mr(struct ibv_pd *pd)
 	CHECK(!ibv_dereg_mr(mr), "dereg_mr");
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr && mr->lkey != old_key, "re-registered MR has a new key");
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 }
 
 static void test_cq(void)
@@ -148,49 +112,6 @@ static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	};
 
 	return ibv_create_qp(pd, &ia);
-}
-
-static int to_init(struct ibv_qp *qp, int access)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = access, .qkey = 0x11111111,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	return ibv_modify_qp(qp, &a, mask);
-}
-
-static int rc_to_rtr(struct ibv_qp *qp, uint32_t dest, uint32_t psn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = 4,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1, .port_num = 1,
-			.grh = { .dgid = gid, .sgid_index = gid_index,
-				 .hop_limit = 64 },
-		},
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
-}
-
-static int rc_to_rts(struct ibv_qp *qp, uint32_t psn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-		.rnr_retry = 7, .sq_psn = psn, .max_rd_atomic = 4,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 static int post_recvs(struct ibv_qp *qp, struct ibv_srq *srq, int n,
@@ -346,10 +267,8 @@ static void test_qp(struct ibv_pd *pd)
 	CHECK(!ibv_destroy_qp(qp2), "destroy qp2");
 	qp1 = qp2 = NULL;
 out:
-	if (qp1)
-		ibv_destroy_qp(qp1);
-	if (qp2)
-		ibv_destroy_qp(qp2);
+	put_qp(qp1);
+	put_qp(qp2);
 	CHECK(!ibv_destroy_cq(cq), "QP test: destroy_cq");
 	ibv_dereg_mr(mr);
 }
@@ -425,8 +344,7 @@ static void test_srq(struct ibv_pd *pd)
 	if (cq)
 		ibv_destroy_cq(cq);
 	CHECK(!ibv_destroy_srq(srq), "destroy_srq");
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 }
 
 static void test_ah_ud(struct ibv_pd *pd)
@@ -542,20 +460,11 @@ static void test_uc(struct ibv_pd *pd)
 	/* The device still makes QPs. */
 	qp = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
 	CHECK(qp, "create RC QP after the UC ones");
-	if (qp)
-		ibv_destroy_qp(qp);
+	put_qp(qp);
 	CHECK(!ibv_destroy_cq(cq), "UC test: destroy_cq");
 }
 
 /* --------------------------------------------------- async events */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 struct ev_seen {
 	enum ibv_event_type type;
@@ -652,31 +561,8 @@ static const char *ev_list(const struct ev_seen *seen, int n)
 /* Take a loopback pair qa <-> qb to RTS. */
 static int connect_pair(struct ibv_qp *qa, struct ibv_qp *qb)
 {
-	int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-
-	return to_init(qa, access) || to_init(qb, access) ||
-	       rc_to_rtr(qa, qb->qp_num, 300) ||
-	       rc_to_rtr(qb, qa->qp_num, 400) ||
-	       rc_to_rts(qa, 400) || rc_to_rts(qb, 300);
-}
-
-static uint8_t ev_pat(uint32_t msg, uint32_t i)
-{
-	return (uint8_t)(msg * 73 + i * 7 + (i >> 8) + 1);
-}
-
-/* 1 completion or 0 after secs. */
-static int poll_cq_one(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
-{
-	double end = now_s() + secs;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? 0 : 1;
-	} while (now_s() < end);
-	return 0;
+	return connect_loopback(qa, qb, IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ);
 }
 
 /*
@@ -730,7 +616,7 @@ static void test_flush_in_err(struct ibv_pd *pd)
 		CHECK(!ibv_post_recv(qa, &rwr, &rbad), "flush: post_recv %d in ERR", i);
 	}
 	/* the receives alone (no send to kick the kernel) */
-	for (n = 0; n < 5 && poll_cq_one(cq, &wc, 5.0); n++) {
+	for (n = 0; n < 5 && poll_one(cq, &wc, 5.0); n++) {
 		if (wc.qp_num != qa->qp_num || wc.wr_id > 4 ||
 		    wc.status != IBV_WC_WR_FLUSH_ERR || seen[wc.wr_id]++)
 			bad++;
@@ -744,17 +630,16 @@ static void test_flush_in_err(struct ibv_pd *pd)
 	swr.opcode = IBV_WR_SEND;
 	swr.send_flags = IBV_SEND_SIGNALED;
 	CHECK(!ibv_post_send(qa, &swr, &sbad), "flush: post_send in ERR");
-	n = poll_cq_one(cq, &wc, 5.0);
+	n = poll_one(cq, &wc, 5.0);
 	CHECK(n == 1 && wc.wr_id == 5 && wc.status == IBV_WC_WR_FLUSH_ERR &&
 	      !seen[5]++, "flush: the send completes as WR_FLUSH_ERR");
-	CHECK(!poll_cq_one(cq, &wc, 0.5), "flush: nothing completes twice");
+	CHECK(!poll_one(cq, &wc, 0.5), "flush: nothing completes twice");
 out:
 	if (qa)
 		CHECK(!ibv_destroy_qp(qa), "flush: destroy qp a");
 	if (qb)
 		CHECK(!ibv_destroy_qp(qb), "flush: destroy qp b");
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 	if (cq)
 		CHECK(!ibv_destroy_cq(cq), "flush: destroy cq");
 }
@@ -805,7 +690,7 @@ static void test_cq_overflow(struct ibv_pd *pd)
 	memset(mem[1], 0xee, sizeof(mem[1]));
 	for (i = 0; i < total; i++) {
 		for (j = 0; j < OVF_LEN; j++)
-			mem[0][i * OVF_LEN + j] = ev_pat(i, j);
+			mem[0][i * OVF_LEN + j] = pat(i, j);
 		sge[i].addr = (uintptr_t)mem[0] + i * OVF_LEN;
 		sge[i].length = OVF_LEN;
 		sge[i].lkey = mr->lkey;
@@ -846,7 +731,7 @@ static void test_cq_overflow(struct ibv_pd *pd)
 		else
 			for (j = 0; j < OVF_LEN; j++)
 				bad_bytes += mem[1][got * OVF_LEN + j] !=
-					     ev_pat(got, j);
+					     pat(got, j);
 	}
 	CHECK(got == n && !bad_wc && !bad_bytes,
 	      "CQ overflow: %d CQEs kept (want %d), %d bad, their WRITEs landed (%d bad bytes)",
@@ -863,19 +748,17 @@ static void test_cq_overflow(struct ibv_pd *pd)
 	CHECK(!saw(seen, nseen, IBV_EVENT_CQ_ERR, cq),
 	      "CQ overflow: one CQ_ERR only (later events: %s)",
 	      ev_list(seen, nseen));
-	CHECK(poll_cq_one(cq2, &wc, 0.2) == 0,
+	CHECK(poll_one(cq2, &wc, 0.2) == 0,
 	      "CQ overflow: no CQE on the peer for WRITEs");
 out:
 	if (qa)
 		CHECK(!ibv_destroy_qp(qa), "CQ overflow: destroy its QP");
-	if (qb)
-		ibv_destroy_qp(qb);
+	put_qp(qb);
 	if (cq)
 		CHECK(!ibv_destroy_cq(cq), "CQ overflow: destroy the CQ");
 	if (cq2)
 		ibv_destroy_cq(cq2);
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 }
 
 #define SRQ_N		8
@@ -952,7 +835,7 @@ static void test_srq_limit(struct ibv_pd *pd)
 	for (i = 0; i < SRQ_N; i++) {
 		/* SEND i: SRQ_LEN bytes of its own pattern */
 		for (j = 0; j < SRQ_LEN; j++)
-			mem[0][i * SRQ_SLOT + j] = ev_pat(i + 77, j);
+			mem[0][i * SRQ_SLOT + j] = pat(i + 77, j);
 		sge.addr = (uintptr_t)mem[0] + i * SRQ_SLOT;
 		sge.length = SRQ_LEN;
 		sge.lkey = mr->lkey;
@@ -966,13 +849,13 @@ static void test_srq_limit(struct ibv_pd *pd)
 			snprintf(why, sizeof(why), "post SEND %d failed", i);
 			break;
 		}
-		if (!poll_cq_one(cq, &wc, 10) || wc.status != IBV_WC_SUCCESS ||
+		if (!poll_one(cq, &wc, 10) || wc.status != IBV_WC_SUCCESS ||
 		    wc.wr_id != (uint64_t)i) {
 			snprintf(why, sizeof(why), "SEND %d: no good send CQE",
 				 i);
 			break;
 		}
-		if (!poll_cq_one(cq2, &wc, 10)) {
+		if (!poll_one(cq2, &wc, 10)) {
 			snprintf(why, sizeof(why), "SEND %d: no receive CQE",
 				 i);
 			break;
@@ -984,7 +867,7 @@ static void test_srq_limit(struct ibv_pd *pd)
 			bad_msgs++;
 		for (j = 0; j < SRQ_SLOT; j++)
 			bad_bytes += mem[1][i * SRQ_SLOT + j] !=
-				     (j < SRQ_LEN ? ev_pat(i + 77, j) : 0xee);
+				     (j < SRQ_LEN ? pat(i + 77, j) : 0xee);
 		/* SRQ_N - i - 1 receives are left now */
 		if (SRQ_N - i - 1 >= SRQ_LIMIT) {
 			nseen = read_events(NULL, 0, seen, 16, 100);
@@ -1016,8 +899,7 @@ static void test_srq_limit(struct ibv_pd *pd)
 	      "SRQ limit: receive CQEs (%d bad) and payload bytes (%d bad)",
 	      bad_msgs, bad_bytes);
 out:
-	if (qa)
-		ibv_destroy_qp(qa);
+	put_qp(qa);
 	if (qb)
 		CHECK(!ibv_destroy_qp(qb), "SRQ limit: destroy the SRQ's QP");
 	if (srq)
@@ -1026,8 +908,7 @@ out:
 		ibv_destroy_cq(cq);
 	if (cq2)
 		ibv_destroy_cq(cq2);
-	if (mr)
-		ibv_dereg_mr(mr);
+	put_mr(mr);
 }
 
 int main(int argc, char **argv)

@@ -49,80 +49,14 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-static int failures, checks;
+#include "common.h"
 
-#define CHECK(cond, ...) do {						\
-	checks++;							\
-	if (cond) {							\
-		printf("ok    ");					\
-	} else {							\
-		printf("FAIL  ");					\
-		failures++;						\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
-
-static struct ibv_context *ctx;
 static const char *devname;
-static int gid_index = -1;
-static union ibv_gid gid;
 static bool lenient;		/* -R */
 
 #define BUF_SZ		(1 << 20)
 #define SLOT		16384		/* two-node: bytes per message */
 #define MAXMSG		(9 * 1024)
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void find_ipv4_gid(void)
-{
-	struct ibv_port_attr pattr;
-	union ibv_gid g;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pattr))
-		return;
-	for (i = 0; i < pattr.gid_tbl_len && i < 64; i++) {
-		if (ibv_query_gid(ctx, 1, i, &g))
-			continue;
-		if (!memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
-			gid_index = i;
-			gid = g;
-			return;
-		}
-	}
-}
-
-static uint8_t pat(uint32_t seed, uint32_t i)
-{
-	return (uint8_t)(seed * 73 + i * 7 + (i >> 8) + 1);
-}
-
-static void fill(uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pat(seed, i);
-}
-
-/* Index of the first byte not matching the pattern, or -1. */
-static long bad_byte(const uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint32_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(seed, i))
-			return i;
-	return -1;
-}
 
 /* The device counter uc_msg_drops, or -1 (none: rxe). */
 static long uc_drops(void)
@@ -155,17 +89,6 @@ static struct ibv_qp *uc_qp(struct ibv_pd *pd, struct ibv_cq *cq, int depth)
 	return ibv_create_qp(pd, &ia);
 }
 
-static int to_init(struct ibv_qp *qp, int access)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = access,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
 static int to_rtr(struct ibv_qp *qp, uint32_t dest, uint32_t psn,
 		  const union ibv_gid *dgid, int extra)
 {
@@ -193,29 +116,6 @@ static int to_rts(struct ibv_qp *qp, uint32_t psn, int extra)
 	};
 
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | extra);
-}
-
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
-{
-	double end = now_s() + secs;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? 0 : 1;
-	} while (now_s() < end);
-	return 0;
-}
-
-static int post_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr,
-		     uint32_t len, uint32_t lkey)
-{
-	struct ibv_sge sge = { (uintptr_t)addr, len, lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
 }
 
 static int post_send(struct ibv_qp *qp, uint64_t wr_id,
@@ -469,14 +369,12 @@ static void test_loopback(void)
 	x = ibv_create_qp_ex(ctx, &iax);
 	CHECK(x, "create_qp_ex UC with SEND/WRITE(_IMM) ops (%s)",
 	      x ? "ok" : strerror(errno));
-	if (x)
-		ibv_destroy_qp(x);
+	put_qp(x);
 	iax.send_ops_flags |= IBV_QP_EX_WITH_RDMA_READ;
 	x = ibv_create_qp_ex(ctx, &iax);
 	CHECK(!x, "create_qp_ex UC with RDMA_READ refused (%s)",
 	      x ? "created" : strerror(errno));
-	if (x)
-		ibv_destroy_qp(x);
+	put_qp(x);
 
 	drain(l.cq);
 	CHECK(!ibv_destroy_qp(l.a) && !ibv_destroy_qp(l.b), "destroy QPs");

@@ -106,6 +106,9 @@ dcheck() {	# DEV DESC CMD...
 	if "$@" >>"$LAB_RUN/reference.log" 2>&1; then r=ok; else r="FAILED (rc $?)"; fi
 	echo "# reference (not a check): $desc: $r" | tee -a "$FIG"
 }
+# mpi_rsh feeds nc through a process substitution (/dev/fd/N): the guests'
+# devtmpfs has no /dev/fd (udev would make it)
+check "n1: /dev/fd" n1 '[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd'
 lab_bg n2 rshd busybox nc -ll -p 2222 -e /bin/sh
 check "n2: nc shell on :2222" lab_wait_for n2 'ss -ltn | grep -q :2222' 30
 

@@ -13,7 +13,11 @@
 #
 # The guests' root is read-only: /etc/iscsi is a tmpfs copy (the node
 # database lives there), targetcli's preferences under $HOME (/tmp/home),
-# and nothing is saved.
+# and nothing is saved. targetcli-fb 2.1.53 connects to the system D-Bus
+# (to ask tcmu-runner for its backstores) outside its try block, so
+# without a bus every command dies with "g-io-error-quark: Could not
+# connect: No such file or directory" (exit 255): n2 gets a private
+# dbus-daemon on the system bus socket (no services on it).
 # lab: long
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
@@ -38,6 +42,9 @@ dcheck() {	# DEV DESC CMD...
 check "n2: LIO target with an iSER portal" n2 "set -e
 modprobe target_core_mod; modprobe target_core_file; modprobe iscsi_target_mod; modprobe ib_isert
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+mkdir -p /run/dbus
+dbus-daemon --config-file=/usr/share/dbus-1/session.conf --fork --nopidfile \
+	--address=unix:path=/run/dbus/system_bus_socket
 head -c 64M /dev/zero >/tmp/iser.img
 targetcli set global auto_save_on_exit=false >/dev/null
 targetcli /backstores/fileio create disk0 /tmp/iser.img 64M write_back=false

@@ -581,6 +581,28 @@ static void srv_prep(struct msg *m, struct msg *r)
 	}
 }
 
+/*
+ * A UD receive over RoCE v2: the GRH area holds the IP header (IPv4 in its
+ * last 20 bytes), whose destination is our GID, and sl bits 2:0 tell which
+ * (2 IPv4, 1 IPv6), as mlx5 reports it: UCX's ud_verbs finds the
+ * destination address with it and drops the datagram otherwise. rxe
+ * leaves sl 0 (-R skips this).
+ */
+static void ud_l3_check(const struct ibv_wc *wc, char *err, size_t n)
+{
+	const unsigned char *g = buf + SCRATCH_OFF;
+	bool v4 = IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)my_gid.raw);
+	unsigned int want = v4 ? 2 : 1;
+
+	if ((wc->sl & 7) != want)
+		snprintf(err, n, "receive CQE sl %u: L3 type %u, want %u (%s)",
+			 wc->sl, wc->sl & 7, want, v4 ? "IPv4" : "IPv6");
+	else if (v4 && (g[20] >> 4 != 4 || memcmp(g + 36, my_gid.raw + 12, 4)))
+		snprintf(err, n, "GRH area: no IPv4 header to our address at 20");
+	else if (!v4 && (g[0] >> 4 != 6 || memcmp(g + 24, my_gid.raw, 16)))
+		snprintf(err, n, "GRH area: no IPv6 header to our GID");
+}
+
 static void srv_check(struct msg *m, struct msg *r)
 {
 	struct ibv_cq *c = cur.role == RL_UDRECV ? ud_cq : cq;
@@ -643,6 +665,8 @@ static void srv_check(struct msg *m, struct msg *r)
 			snprintf(err, sizeof(err),
 				 "receive CQE src_qp %u, want %u", wc.src_qp,
 				 cur.cqe_src_qp);
+		} else if (cur.role == RL_UDRECV && !lenient) {
+			ud_l3_check(&wc, err, sizeof(err));
 		}
 	} else if (cur.check == CK_DATA && cur.role != RL_NONE) {
 		/* Nothing may have completed on our side. */

@@ -186,6 +186,19 @@ int metaroce_tp_post_rcqe(struct metaroce_qp *qp, u64 wr_id, u8 status,
 	cqe.qp_num = qp->ibqp.qp_num;
 	cqe.src_qp = src_qp;
 	cqe.wc_flags = status == IB_WC_SUCCESS ? wc_flags : 0;
+	/*
+	 * A user CQE has no network_hdr_type: a UD receive reports the RoCE v2
+	 * L3 header type in sl bits 2:0 (1 IPv6, 2 IPv4), as mlx5 does (Annex
+	 * A17.4.5.1: the CQE tells IPv4 from IPv6). UCX's ud_verbs reads it
+	 * to find the destination address in the 40-byte GRH area and drops
+	 * the datagram if that is not one of our GIDs.
+	 */
+	if (to_mcq(qp->ibqp.recv_cq)->is_user &&
+	    (cqe.wc_flags & (METAROCE_WC_NET_IPV4 | METAROCE_WC_NET_IPV6))) {
+		cqe.sl = cqe.wc_flags & METAROCE_WC_NET_IPV4 ?
+			 METAROCE_SL_NET_IPV4 : METAROCE_SL_NET_IPV6;
+		cqe.wc_flags &= ~(METAROCE_WC_NET_IPV4 | METAROCE_WC_NET_IPV6);
+	}
 	cqe.pkey_index = qp->pkey_index;
 	cqe.port_num = METAROCE_PORT;
 	return metaroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,

@@ -258,6 +258,9 @@ int metaroce_sgl_copy(struct metaroce_dev *mdev, struct ib_pd *pd,
  */
 #define METAROCE_WC_NET_IPV4	(1U << 6)
 #define METAROCE_WC_NET_IPV6	(1U << 7)
+/* ... which a user CQE carries in sl instead (mlx5's numbering) */
+#define METAROCE_SL_NET_IPV6	1
+#define METAROCE_SL_NET_IPV4	2
 
 struct metaroce_cq {
 	struct ib_cq ibcq;

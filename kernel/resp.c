@@ -164,9 +164,11 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 		memcpy(grh, ipv6_hdr(skb), 40);
 		net = METAROCE_WC_NET_IPV6;
 	}
-	/* kernel consumers (the CM on QP1) get the header type too */
-	if (!to_mcq(qp->ibqp.recv_cq)->is_user)
-		r->wc_flags |= net;
+	/*
+	 * the header type: kernel consumers (the CM on QP1) read it from
+	 * network_hdr_type, user ones from sl (metaroce_tp_post_rcqe())
+	 */
+	r->wc_flags |= net;
 	err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, r->wqe.sge,
 				r->wqe.num_sge, 0, grh, NULL, 0, sizeof(grh),
 				METAROCE_TO_MR);

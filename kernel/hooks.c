@@ -159,6 +159,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->req.sq_tail = 0;
 	s->req.sq_seg = 0;
 	s->req.sq_head = 0;
+	s->local_end = 0;
 	s->req.smsn = 0;
 	s->req.rd_atomic_out = 0;
 }

@@ -201,6 +201,7 @@ struct metaroce_tps {
 	 * shared by the requester (tx.c) and the completer
 	 */
 	struct mrc_req req;
+	u32 local_end;		/* SQ index after the last local WQE fetched */
 	bool running;		/* RTS/SQD: may send requests */
 	u8 fail_event;		/* enum ib_event_type for ERR, 0 = fatal */
 	u32 mtu;		/* payload bytes per packet */

@@ -120,8 +120,10 @@ static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 
 	if (!tp_op_ok(qp, h.opcode))
 		goto bad;
-	if (metaroce_wr_is_local(h.opcode))
+	if (metaroce_wr_is_local(h.opcode)) {
+		s->local_end = idx + 1;
 		return;		/* local: no data */
+	}
 	if (h.send_flags & IB_SEND_INLINE) {
 		if (h.inline_len > qp->max_inline || h.inline_len > room ||
 		    h.inline_len > cap)
@@ -160,8 +162,16 @@ static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 		break;
 	}
 
-	/* local keys: checked now, so errors complete this WQE only */
-	for (i = 0; i < w->num_sge; i++) {
+	/*
+	 * local keys: checked now, so errors complete this WQE only; unless a
+	 * local WQE ahead of this one has not run yet: a fast register (or an
+	 * invalidation) changes what the keys mean, and a consumer may post
+	 * it together with the WQE that uses it (iSER: REG_MR, then the SEND
+	 * carrying the registered buffer's first bytes). Then the packet
+	 * build checks them (IB_WC_LOC_PROT_ERR as well).
+	 */
+	for (i = 0; i < w->num_sge && !mrc_seq_lt(s->req.sq_seg, s->local_end);
+	     i++) {
 		struct metaroce_mr *mr;
 
 		if (!w->sge[i].length)

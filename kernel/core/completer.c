@@ -437,22 +437,19 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
 
 /* -------------------------------------------------------- responses */
 
-int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
-		  const struct mrc_pkt *p, const struct mrc_src *src)
+static void comp_resp_place(struct mrc_req *q, const struct mrc_env *e,
+			    const struct mrc_pkt *p, const struct mrc_src *src,
+			    struct mrc_swqe *w)
 {
-	u32 req_psn = p->opcode == MRC_OP_READ_RESP ? p->rresp.req_psn :
-		      p->aresp.req_psn;
 	struct mrc_src orig;
-	struct mrc_swqe *w;
 	int err = 0;
 
-	w = comp_find_rd(q, req_psn);
 	if (!w || w->resp_done || w->status != MRC_WC_SUCCESS)
-		return 0;	/* stale: nothing to place */
+		return;		/* stale: nothing to place */
 
 	if (p->opcode == MRC_OP_ATOMIC_RESP) {
 		if (w->mrc_op == MRC_OP_READ_REQ)
-			return 0;
+			return;
 		orig.pkt = NULL;
 		orig.buf = &p->aresp.orig;
 		orig.off = 0;
@@ -463,7 +460,7 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		if (w->mrc_op != MRC_OP_READ_REQ ||
 		    p->rresp.msg_len != w->len ||
 		    p->rresp.offset + p->payload_len > w->len)
-			return 0;
+			return;
 		if (p->payload_len)
 			err = e->ops->sq_copy(e->ctx, w, p->rresp.offset, src,
 					      p->payload_len);
@@ -475,12 +472,33 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		w->resp_done = 1;
 		q->stop_new = 1;
 		q->rd_atomic_out--;
-		return 0;
+		return;
 	}
 	if (w->resp_bytes >= w->len) {
 		w->resp_done = 1;
 		q->rd_atomic_out--;
 	}
+}
+
+int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
+		  const struct mrc_pkt *p, const struct mrc_src *src)
+{
+	u32 req_psn = p->opcode == MRC_OP_READ_RESP ? p->rresp.req_psn :
+		      p->aresp.req_psn;
+	struct mrc_ack_info a;
+	struct mrc_swqe *w;
+
+	w = comp_find_rd(q, req_psn);
+	comp_resp_place(q, e, p, src, w);
+	/*
+	 * The response acknowledges its request and every PSN before it:
+	 * the responder ran it only once all of them were placed
+	 * (protocol.rst "Implicit acknowledgement"). Only a response that
+	 * names one of our READ/atomic WQEs counts.
+	 */
+	if (w && q->anchored && !q->failed &&
+	    mrc_sb_resp_ack(&q->sb, req_psn, e->ops->now_us(e->ctx), &a))
+		mrc_comp_ack(q, e, &a, false);
 	return 0;
 }
 

@@ -109,6 +109,19 @@ bool mrc_op_sequenced(u8 opcode);
 /* True for opcodes that carry payload (SEND*, WRITE*, READ_RESP, UD*). */
 bool mrc_op_has_payload(u8 opcode);
 
+/* READ_REQ, CMP_SWAP, FETCH_ADD: requests answered by a response. */
+static inline bool mrc_op_is_rd_atomic(u8 opcode)
+{
+	return opcode == MRC_OP_READ_REQ || opcode == MRC_OP_CMP_SWAP ||
+	       opcode == MRC_OP_FETCH_ADD;
+}
+
+/* READ_RESP, ATOMIC_RESP: responses, in the responder's PSN space. */
+static inline bool mrc_op_is_response(u8 opcode)
+{
+	return opcode == MRC_OP_READ_RESP || opcode == MRC_OP_ATOMIC_RESP;
+}
+
 /*
  * Write the headers of @p to @buf (at most @buflen bytes). Returns the
  * header length (payload goes right after it) or -MRC_E_*. Reserved

@@ -102,13 +102,20 @@ static int req_next_resp(struct mrc_req *q, struct mrc_resp *r,
 	if (req_new_psn(q, e, o))
 		return MRC_REQ_STOP;
 	o->resp = 1;
+	/* its first packet acknowledges the request: no ACK of its own */
+	if (h->kind == MRC_RSP_ATOMIC || !h->off)
+		mrc_resp_rsp_acks(r, e, h->req_psn);
 	d = req_desc(q, o->psn);
 	d->kind = h->kind;
 	d->req_psn = h->req_psn;
 	d->va = h->kind == MRC_RSP_ATOMIC ? h->orig : h->va;
 	if (h->kind == MRC_RSP_ATOMIC) {
+		/*
+		 * No ACKREQ on responses: the requester delays their ACK
+		 * (protocol.rst "ACK policy").
+		 */
 		d->opcode = MRC_OP_ATOMIC_RESP;
-		d->flags = MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ;
+		d->flags = MRC_F_FIRST | MRC_F_LAST;
 		mrc_rspq_pop(&r->rspq);
 	} else {
 		plen = min_t(u32, h->len - h->off, q->cfg.mtu);
@@ -121,7 +128,7 @@ static int req_next_resp(struct mrc_req *q, struct mrc_resp *r,
 			d->flags |= MRC_F_FIRST;
 		h->off += plen;
 		if (h->off == h->len) {
-			d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
+			d->flags |= MRC_F_LAST;
 			mrc_rspq_pop(&r->rspq);
 		}
 	}

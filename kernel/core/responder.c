@@ -484,6 +484,37 @@ static int resp_queue_rsp(struct mrc_resp *r, const struct mrc_env *e,
 
 /* --------------------------------------------- READ/atomic execution */
 
+/*
+ * Will the READ/atomic request @p, just queued, be answered at once, its
+ * response acknowledging everything received? It is the only queued
+ * request, may run, and nothing after it was received (protocol.rst "ACK
+ * policy").
+ */
+static bool resp_answers_now(const struct mrc_resp *r,
+			     const struct mrc_pkt *p)
+{
+	const struct mrc_rsp *h;
+
+	if (!mrc_op_is_rd_atomic(p->opcode) ||
+	    mrc_rspq_len(&r->rspq) != 1 || r->rx.cum != p->psn + 1 ||
+	    r->rx.top != r->rx.cum || !mrc_resp_rsp_ready(r))
+		return false;
+	h = &r->rspq.e[r->rspq.tail & (MRC_RSPQ_SLOTS - 1)];
+	return h->req_psn == p->psn;
+}
+
+void mrc_resp_rsp_acks(struct mrc_resp *r, const struct mrc_env *e,
+		       u32 req_psn)
+{
+	struct mrc_rx *rx = &r->rx;
+
+	if (!mrc_rx_ack_pending(rx) || rx->ack_now || rx->dsack ||
+	    rx->cum != req_psn + 1 || rx->top != rx->cum)
+		return;
+	mrc_rx_ack_carried(rx);
+	e->ops->timer_cancel(e->ctx, MRC_TIMER_ACK);
+}
+
 bool mrc_resp_rsp_ready(const struct mrc_resp *r)
 {
 	u32 i, held_min = 0;
@@ -1026,6 +1057,12 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			next = MRC_RESP_DONE;
 			break;
 		case MRC_RESP_ACK:
+			if (r->rx.ack_rsp) {
+				r->rx.ack_rsp = 0;
+				if (res != RESP_PLACED ||
+				    !resp_answers_now(r, p))
+					r->rx.ack_now = 1;
+			}
 			if (mrc_rx_ack_due(&r->rx))
 				mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
 			else if (mrc_rx_ack_pending(&r->rx) &&

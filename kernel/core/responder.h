@@ -206,6 +206,15 @@ int mrc_resp_rsp_exec(struct mrc_resp *r, const struct mrc_env *e,
 void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e);
 
 /*
+ * The first packet of the response to the request at @req_psn is being
+ * sent: it acknowledges every PSN up to @req_psn (protocol.rst "Implicit
+ * acknowledgement"). If that is all the pending ACK would say, the ACK
+ * is not sent (the delayed-ACK timer is cancelled).
+ */
+void mrc_resp_rsp_acks(struct mrc_resp *r, const struct mrc_env *e,
+		       u32 req_psn);
+
+/*
  * QP entered ERR: complete every receive WQE taken with FLUSH_ERR, then
  * up to @more still posted ones (0 for an SRQ: its WQEs stay), in order;
  * release held packets and drop queued READ/atomics.

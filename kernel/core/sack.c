@@ -55,6 +55,7 @@ enum mrc_rx_verdict mrc_rx_on_packet(struct mrc_rx *rx,
 {
 	enum mrc_rx_verdict v = mrc_rx_check(rx, p->psn);
 	struct mrc_rx_path *pp;
+	bool hole;
 
 	/*
 	 * Only a NEW packet updates its path's report: a duplicate or an
@@ -82,12 +83,25 @@ enum mrc_rx_verdict mrc_rx_on_packet(struct mrc_rx *rx,
 	rx->ts_rx_us = now_us;
 	rx->unacked++;
 
-	if (v != MRC_RX_NEW ||
-	    (p->flags & (MRC_F_ACKREQ | MRC_F_LAST | MRC_F_RETX)) ||
+	hole = p->psn != rx->cum || mrc_seq_gt(rx->top, rx->cum);
+	rx->ack_rsp = 0;
+	if (v != MRC_RX_NEW || (p->flags & MRC_F_RETX) ||
 	    rx->unacked >= rx->ack_every)
 		rx->ack_now = 1;
-	else if ((p->psn != rx->cum || mrc_seq_gt(rx->top, rx->cum)) &&
-		 rx->unacked >= rx->ack_hole)
+	else if (p->flags & (MRC_F_ACKREQ | MRC_F_LAST)) {
+		/*
+		 * protocol.rst "ACK policy": a READ/atomic request's response
+		 * may carry its ACK (the responder decides); a response's
+		 * LAST packet is acknowledged by the delayed ACK, unless a
+		 * hole is open or it asks with ACKREQ.
+		 */
+		if (mrc_op_is_rd_atomic(p->opcode))
+			rx->ack_rsp = 1;
+		else if (!mrc_op_is_response(p->opcode) ||
+			 (p->flags & MRC_F_ACKREQ) || hole)
+			rx->ack_now = 1;
+	}
+	if (!rx->ack_now && hole && rx->unacked >= rx->ack_hole)
 		rx->ack_now = 1;	/* a hole is open: SACK news every few */
 	return v;
 }
@@ -119,6 +133,17 @@ bool mrc_rx_ack_due(const struct mrc_rx *rx)
 bool mrc_rx_ack_pending(const struct mrc_rx *rx)
 {
 	return rx->unacked || rx->ack_now;
+}
+
+void mrc_rx_ack_carried(struct mrc_rx *rx)
+{
+	u32 i;
+
+	for (i = 0; i < MRC_MAX_PATHS; i++)
+		rx->path[i].dirty = 0;
+	rx->unacked = 0;
+	rx->ack_now = 0;
+	rx->ack_rsp = 0;
 }
 
 u16 mrc_rx_rwnd(const struct mrc_rx *rx)
@@ -168,6 +193,7 @@ void mrc_rx_build_ack(struct mrc_rx *rx, struct mrc_ack_info *a, u64 now_us)
 	}
 	rx->unacked = 0;
 	rx->ack_now = 0;
+	rx->ack_rsp = 0;
 }
 
 /* ------------------------------------------------------------------ tx */
@@ -219,6 +245,30 @@ static void sb_path_del(struct mrc_sb *sb, u32 path, u32 us)
 	    (s32)(us - sb->path_del_us[path]) > 0)
 		sb->path_del_us[path] = us;
 	sb->path_del_valid |= bit;
+}
+
+bool mrc_sb_resp_ack(const struct mrc_sb *sb, u32 req_psn, u64 now_us,
+		     struct mrc_ack_info *a)
+{
+	const struct mrc_sb_ent *e;
+
+	if (!mrc_seq_in(req_psn, sb->una, sb->nxt))
+		return false;
+	e = &sb->ent[req_psn & MRC_WMASK];
+	memset(a, 0, sizeof(*a));
+	a->cum_psn = req_psn + 1;
+	a->syndrome = MRC_SYN_ACK;
+	a->rwnd = MRC_WND;
+	if (e->state != MRC_SB_SACKED && !e->retx) {
+		/* the request's only transmission: an exact echo */
+		a->tsecr = e->sent_us;
+		a->ts_path = e->path;
+	} else {
+		/* no echo: rtt_from_echo() gives no sample of the future */
+		a->tsecr = (u32)now_us + 1;
+		a->ts_path = MRC_MAX_PATHS;
+	}
+	return true;
 }
 
 int mrc_sb_send_new(struct mrc_sb *sb, u8 path, u64 now_us, u32 cookie,

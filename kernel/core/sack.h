@@ -53,6 +53,13 @@ struct mrc_rx {
 	u8 dsack;			/* dsack_psn is valid */
 	u32 dsack_psn;			/* latest duplicate since the last ACK */
 	u8 ack_now;			/* an immediate ACK is due */
+	/*
+	 * The packet just received is a READ/atomic request whose LAST or
+	 * ACKREQ asks for an ACK that its response may carry: the
+	 * responder decides (ack_now, or the delayed ACK; protocol.rst
+	 * "ACK policy").
+	 */
+	u8 ack_rsp;
 	u16 unacked;			/* packets since the last ACK */
 	u16 ack_every;			/* ACK at least every N packets */
 	u16 ack_hole;			/* ... every N while a hole is open */
@@ -98,6 +105,13 @@ u32 mrc_rx_commit(struct mrc_rx *rx, u32 psn);
  */
 bool mrc_rx_ack_due(const struct mrc_rx *rx);
 bool mrc_rx_ack_pending(const struct mrc_rx *rx);
+
+/*
+ * A sequenced packet just sent acknowledges everything the pending ACK
+ * would (a READ/atomic response, protocol.rst "Implicit
+ * acknowledgement"): nothing is pending any more.
+ */
+void mrc_rx_ack_carried(struct mrc_rx *rx);
 
 /* Free receive-window slots beyond the highest PSN received. */
 u16 mrc_rx_rwnd(const struct mrc_rx *rx);
@@ -240,6 +254,17 @@ int mrc_sb_on_retx(struct mrc_sb *sb, u32 psn, u8 path, u64 now_us,
  */
 int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 		     struct mrc_sb_ack_res *res);
+
+/*
+ * A READ/atomic response for our request @req_psn arrived: it
+ * acknowledges every PSN up to @req_psn (protocol.rst "Implicit
+ * acknowledgement"). Fill @a with that ACK -- cum_psn = req_psn + 1, no
+ * SACK, path records or DSACK; as echo the request's own send time and
+ * path if it was sent once (an RTT sample), else none (ts_path =
+ * MRC_MAX_PATHS). False when @req_psn is not outstanding (nothing new).
+ */
+bool mrc_sb_resp_ack(const struct mrc_sb *sb, u32 req_psn, u64 now_us,
+		     struct mrc_ack_info *a);
 
 /* Lowest PSN marked lost: 0 and *psn, or -1 if none. */
 int mrc_sb_next_lost(const struct mrc_sb *sb, u32 *psn);

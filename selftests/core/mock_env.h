@@ -76,11 +76,14 @@ struct mock_env {
 	u32 timer_us[MRC_TIMER_MAX];
 	u32 cnt[MRC_CNT_MAX];
 	u32 comp_resp, comp_progress;
+	/* set: responses go to this requester's completer (two-QP tests) */
+	struct mrc_req *comp_q;
 	/* coverage across the cases of a suite: kept by mock_reset() */
 	u8 seen[MRC_ENG_REQ + 1][MK_NSTATES];
 };
 
 static struct mock_env mk;
+static const struct mrc_env mk_e;
 
 /* The mock callbacks ignore most of their arguments. */
 #pragma GCC diagnostic push
@@ -271,12 +274,16 @@ static int mk_comp_resp(void *ctx, const struct mrc_pkt *p,
 			const struct mrc_src *src)
 {
 	mk.comp_resp++;
+	if (mk.comp_q)
+		return mrc_comp_resp(mk.comp_q, &mk_e, p, src);
 	return 0;
 }
 
 static void mk_comp_progress(void *ctx)
 {
 	mk.comp_progress++;
+	if (mk.comp_q)
+		mrc_comp_complete(mk.comp_q, &mk_e);
 }
 
 #pragma GCC diagnostic pop

@@ -147,7 +147,7 @@ MRC_TEST(req_responses_between_messages)
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(qt_txd(3)->offset, 1000);
 	MRC_EXPECT_EQ(qt_txd(3)->len, 500);
-	MRC_EXPECT_EQ(qt_txd(3)->flags, MRC_F_LAST | MRC_F_ACKREQ);
+	MRC_EXPECT_EQ(qt_txd(3)->flags, MRC_F_LAST);	/* its ACK is delayed */
 	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 0);
 	/* an atomic whose MR went away: nothing sent, rsp_abort marked */
 	h = mrc_rspq_insert(&r->rspq, 5001, 4);
@@ -440,6 +440,139 @@ MRC_TEST(req_uc_no_window_completes_when_sent)
 }
 
 /* Every state of the step machine was reached by the cases above. */
+/* The packet the environment builds for outgoing @psn of @q (two QPs). */
+static void qt_wire(const struct mrc_req *q, const struct mrc_req_out *o,
+		    struct mrc_pkt *p)
+{
+	const struct mrc_txd *d = &q->pkt[o->psn & (MRC_WND - 1)];
+	const struct mrc_swqe *w;
+
+	memset(p, 0, sizeof(*p));
+	p->opcode = d->opcode;
+	p->flags = d->flags;
+	p->psn = o->psn;
+	p->ppsn = o->ppsn;
+	p->path_id = o->path;
+	p->tsval = (u32)mk.now;
+	p->payload_len = d->len;
+	if (d->opcode == MRC_OP_READ_REQ) {
+		w = mrc_req_swqe(q, d->idx);
+		p->read.va = w->remote_addr;
+		p->read.rkey = w->rkey;
+		p->read.len = w->len;
+	} else if (d->opcode == MRC_OP_READ_RESP) {
+		p->rresp.req_psn = d->req_psn;
+		p->rresp.offset = d->offset;
+		p->rresp.msg_len = d->msg_len;
+	}
+}
+
+/*
+ * Deliver the ACKs emitted since @from (by the responder engine of one
+ * QP) to the completer of the other QP, @to.
+ */
+static void qt_deliver_acks(u32 from, struct mrc_req *to)
+{
+	u32 i;
+
+	for (i = from; i < mk.nemit && i < MK_EMIT; i++)
+		if (mk.emit[i].opcode == MRC_OP_ACK)
+			mrc_comp_ack(to, &mk_e, &mk.emit[i].ack, false);
+}
+
+/*
+ * ib_read_lat's clean path, A reads 2 bytes from B, every packet
+ * delivered: the request and the response are the only packets until the
+ * READ completes (IB's count). The response acknowledges the request (B
+ * sends no ACK of its own), and A's ACK of the response is delayed, not
+ * sent at once: it is the third packet, off the critical path.
+ * protocol.rst "READ and atomics", "Implicit acknowledgement".
+ */
+MRC_TEST(req_read_costs_two_packets)
+{
+	struct mrc_req *qa, *qb;
+	struct mrc_resp *ra, *rb;
+	struct mrc_req_out o;
+	struct mrc_swqe *w;
+	struct mrc_pkt p;
+	unsigned int ret;
+	u32 pkts = 0, n0;
+	u8 dummy = 0;
+
+	MRC_ALLOC(qa);
+	MRC_ALLOC(ra);
+	MRC_ALLOC(qb);
+	MRC_ALLOC(rb);
+	/* A sends from PSN 100 and receives B's from 5000, and vice versa */
+	qt_setup(qa, ra, 100);
+	memset(qb, 0, sizeof(*qb));
+	qb->swq = mk.swq;
+	qb->nswq = MK_NSWQ;
+	qb->swqe_size = MK_SWQE;
+	qb->paths = qa->paths;
+	qb->cfg = qa->cfg;
+	qb->anchored = 1;
+	qb->progress_us = mk.now;
+	qb->heard_us = mk.now;
+	mrc_sb_init(&qb->sb, 5000, 0, MRC_DUPTHRESH_DEFAULT);
+	mrc_resp_reset(rb, &mk_e);
+	mrc_resp_start(rb, &mk_e, 100, 16, 8);
+	rb->cfg.max_dest_rd_atomic = 4;
+	rb->cfg.qp_access = MRC_ACC_REMOTE_READ;
+	rb->cfg.npaths = 2;
+	ra->cfg.npaths = 2;
+	mk.comp_q = qa;
+	memcpy(mk.mem, "hi", 2);
+
+	w = qt_post(MRC_OP_READ_REQ, 2, 0);
+	w->remote_addr = MK_VA;
+	w->rkey = MK_RKEY;
+	w->signaled = 1;
+	MRC_ASSERT_TRUE(mrc_req_next(qa, ra, &mk_e, &o) == MRC_REQ_PKT);
+	qt_wire(qa, &o, &p);
+	pkts++;					/* 1: the READ request */
+
+	mk.now += 50;
+	n0 = mk.nemit;
+	ret = mrc_resp_rx(rb, &mk_e, &p, &dummy, false);
+	MRC_EXPECT_TRUE(ret & MRC_RESP_TX);
+	pkts += mk.nemit - n0;			/* B's ACK of it, if any */
+	qt_deliver_acks(n0, qa);
+	MRC_ASSERT_TRUE(mrc_req_next(qb, rb, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	qt_wire(qb, &o, &p);
+	pkts++;					/* the response */
+	/* the response carries B's ACK: no ACK left to send */
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
+	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&rb->rx));
+	MRC_EXPECT_EQ(p.flags & MRC_F_ACKREQ, 0);
+
+	mk.now += 50;
+	n0 = mk.nemit;
+	ret = mrc_resp_rx(ra, &mk_e, &p, mk.mem, false);
+	pkts += mk.nemit - n0;			/* A's ACK of the response */
+	qt_deliver_acks(n0, qb);
+	/* the READ completed, with the data, after two packets */
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(memcmp(mk.local, "hi", 2), 0);
+	MRC_EXPECT_EQ(pkts, 2);
+	/* the request is acknowledged (implicitly), with an RTT sample */
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&qa->sb), 0);
+	MRC_EXPECT_EQ(mrc_rtt_srtt(&qa->paths.p[0].rtt) +
+		      mrc_rtt_srtt(&qa->paths.p[1].rtt), 100);
+	/* A's ACK of the response is delayed, then retires it at B */
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&qb->sb), 1);
+	MRC_ASSERT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	mk.now += MRC_ACK_DELAY_US;
+	n0 = mk.nemit;
+	mrc_resp_ack_timer(ra, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit - n0, 1);
+	qt_deliver_acks(n0, qb);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&qb->sb), 0);
+	mk.comp_q = NULL;
+}
+
 MRC_TEST(req_states_covered)
 {
 	u32 i;
@@ -458,4 +591,5 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),
 	  MRC_CASE(req_uc_no_window_completes_when_sent),
+	  MRC_CASE(req_read_costs_two_packets),
 	  MRC_CASE(req_states_covered));

@@ -430,6 +430,23 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 	ep_pump(e);
 }
 
+/*
+ * A READ/atomic response for our request @req_psn arrived: it
+ * acknowledges every PSN up to it (protocol.rst "Implicit
+ * acknowledgement"), as an ACK would.
+ */
+void ep_resp_ack(struct ep *e, u32 req_psn)
+{
+	struct mrc_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_ACK;
+	if (e->errored || !mrc_sb_resp_ack(e->sbp, req_psn, W.now, &p.ack))
+		return;
+	COV(sb_resp_ack);
+	ep_on_ack(e, &p);
+}
+
 /* ---------------------------------------------------------- receive */
 
 void ep_on_pkt(struct ep *e, const struct mrc_pkt *p, const u8 *payload,

@@ -105,6 +105,8 @@ void ep_check(struct ep *e);
 bool ep_seen(const struct ep *e, u32 psn);
 /* Sender invariant after an ACK moved una from @old_una. */
 void ep_check_retired(struct ep *e, u32 old_una);
+/* A response to our request @req_psn acknowledges it (and before) */
+void ep_resp_ack(struct ep *e, u32 req_psn);
 /* Shadow: @psn was committed now (fails if it was before). */
 void ep_mark_seen(struct ep *e, u32 psn);
 

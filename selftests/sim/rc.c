@@ -704,6 +704,9 @@ static int rsp_next(struct ep *e, struct mrc_pkt *p, u8 *payload)
 		return 0;
 	}
 	rc_after_engine(c);
+	/* its first packet acknowledges the request, as tx.c's */
+	if (q->kind == MRC_RSP_ATOMIC || !q->off)
+		mrc_resp_rsp_acks(c->r, &c->env, q->req_psn);
 	if (q->kind == MRC_RSP_ATOMIC) {
 		COV(resp_rspq_run);
 		p->opcode = MRC_OP_ATOMIC_RESP;
@@ -917,6 +920,7 @@ static int req_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 			  p->aresp.req_psn);
 		w->orig_got = p->aresp.orig;
 		w->rcvd = 1;
+		ep_resp_ack(e, p->aresp.req_psn);
 		return EP_PLACED;
 	}
 	SIM_CHECK(p->opcode == MRC_OP_READ_RESP, "requester got opcode %u",
@@ -934,6 +938,7 @@ static int req_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 		  w->rcvd);
 	if (!w->len)
 		w->rcvd = 1;
+	ep_resp_ack(e, p->rresp.req_psn);
 	return EP_PLACED;
 }
 
@@ -1582,12 +1587,20 @@ static int creq_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 {
 	struct rc_conn *c = conn_of_ep(e);
 	struct mrc_src src = { .pkt = NULL, .buf = payload, .off = 0 };
+	u32 old = c->q->sb.una;
+	int r;
 
 	(void)syn;
 	SIM_CHECK(p->opcode == MRC_OP_READ_RESP ||
 		  p->opcode == MRC_OP_ATOMIC_RESP, "requester got opcode %u",
 		  p->opcode);
-	return mrc_comp_resp(c->q, &c->qenv, p, &src) ? EP_DROP : EP_PLACED;
+	r = mrc_comp_resp(c->q, &c->qenv, p, &src) ? EP_DROP : EP_PLACED;
+	/* the response's implicit ACK retires only what the peer has */
+	if (c->q->sb.una != old)
+		COV(sb_resp_ack);
+	ep_check_retired(e, old);
+	cq_after(c);
+	return r;
 }
 
 static void creq_committed(struct ep *e, int r)
@@ -2313,7 +2326,14 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 			f->crsp->wr_bytes = 0;
 		}
 		fq_cfg(f);
+		old = q->sb.una;
 		ret = mrc_resp_rx(f->r, &f->env, p, h, ce);
+		/* a response's implicit ACK: what it retired, the peer has */
+		if (!f->dead) {
+			if (q->sb.una != old)
+				COV(sb_resp_ack);
+			ep_check_retired(f->ep, old);
+		}
 		if (f->crsp)
 			f->crsp->in_rx = false;
 		rc_cur_h = NULL;

@@ -155,6 +155,68 @@ MRC_TEST(comp_read_waits_for_response)
 	MRC_EXPECT_MEMEQ(mk.local, data, 64);
 }
 
+/*
+ * protocol.rst "Implicit acknowledgement": a response acknowledges its
+ * request and every earlier PSN; only one that names an outstanding
+ * READ/atomic WQE counts; the RTT sample comes from the request's send
+ * time, and only if it was sent once.
+ */
+MRC_TEST(comp_response_acks_request)
+{
+	struct mrc_src src = { .pkt = NULL, .buf = "abcd", .off = 0 };
+	struct mrc_pkt p;
+	struct mrc_req *q;
+	u32 ppsn;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* PSN 10 */
+	ct_wqe(q, MRC_OP_READ_REQ, 4, 1, true);	/* 11 */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 12 */
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	p.payload_len = 4;
+	p.rresp.msg_len = 4;
+	/* a response that names no READ of ours acknowledges nothing */
+	p.rresp.req_psn = 10;
+	mk.now += 300;
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_EXPECT_EQ(q->sb.una, 10);
+	MRC_EXPECT_EQ(mrc_rtt_srtt(&q->paths.p[0].rtt), 0);
+	/* the READ's: PSNs 10 and 11, both completed; 12 stays */
+	p.rresp.req_psn = 11;
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_EXPECT_EQ(q->sb.una, 12);
+	MRC_EXPECT_EQ(mk.nscqe, 2);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_SUCCESS);
+	MRC_EXPECT_MEMEQ(mk.local, "abcd", 4);
+	MRC_EXPECT_EQ(mrc_rtt_srtt(&q->paths.p[0].rtt), 300);
+	/* again (a duplicate): nothing new */
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_EXPECT_EQ(q->sb.una, 12);
+
+	/* a retransmitted request: acknowledged, but no RTT sample */
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_READ_REQ, 4, 1, true);	/* 10 */
+	mrc_sb_mark_lost(&q->sb, 10);
+	mk.now += 1000;
+	MRC_EXPECT_EQ(mrc_sb_on_retx(&q->sb, 10, 0, mk.now, &ppsn), 0);
+	mk.now += 50;
+	p.rresp.req_psn = 10;
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_EXPECT_EQ(q->sb.una, 11);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_EQ(mrc_rtt_srtt(&q->paths.p[0].rtt), 0);
+	/* not anchored (RTR): a response anchors nothing */
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_READ_REQ, 4, 1, true);
+	q->anchored = 0;
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_EXPECT_EQ(q->sb.una, 10);
+	MRC_EXPECT_EQ(q->anchored, 0);
+}
+
 MRC_TEST(comp_rnr_nak)
 {
 	struct mrc_ack_info a;
@@ -375,6 +437,7 @@ MRC_TEST(comp_fatal_nak_behind_hole)
 MRC_SUITE(completer,
 	  MRC_CASE(comp_ack_completes_in_order),
 	  MRC_CASE(comp_read_waits_for_response),
+	  MRC_CASE(comp_response_acks_request),
 	  MRC_CASE(comp_rnr_nak),
 	  MRC_CASE(comp_error_nak_of_acked_read),
 	  MRC_CASE(comp_anchor_and_resp_timer),

@@ -591,6 +591,114 @@ static void rt_uc_send(struct mrc_pkt *p, u32 psn, u32 msn, u32 msg_len,
 	MRC_EXPECT_EQ(mk.released, 0);			\
 } while (0)
 
+static void rt_read(struct mrc_pkt *p, u32 psn, u8 flags)
+{
+	memset(p, 0, sizeof(*p));
+	p->opcode = MRC_OP_READ_REQ;
+	p->flags = MRC_F_FIRST | MRC_F_LAST | flags;
+	p->psn = psn;
+	p->read.va = MK_VA;
+	p->read.rkey = MK_RKEY;
+	p->read.len = 8;
+}
+
+/*
+ * protocol.rst "ACK policy": a READ/atomic answered at once is not
+ * acknowledged on its own -- its response's first packet carries the ACK
+ * (mrc_resp_rsp_acks) -- but one queued behind another, one after a
+ * hole, a retransmitted one, or one whose response comes too late (more
+ * arrived since) is; a response's LAST packet waits for the delayed ACK
+ * unless it asks (ACKREQ) or a hole is open.
+ */
+MRC_TEST(resp_read_ack_rides_on_response)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u8 pay[8] = { 0 };
+
+	MRC_ALLOC(r);
+	rt_setup(r, 100);
+	/* alone and ready: no ACK now, the delayed ACK armed */
+	rt_read(&p, 100, MRC_F_ACKREQ);
+	MRC_EXPECT_EQ(mrc_resp_rx(r, &mk_e, &p, pay, false) & MRC_RESP_TX,
+		      MRC_RESP_TX);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	/* the response to another PSN carries nothing */
+	mrc_resp_rsp_acks(r, &mk_e, 99);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	/* its own response's first packet does: nothing left to send */
+	mrc_resp_rsp_acks(r, &mk_e, 100);
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
+	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&r->rx));
+	mrc_resp_ack_timer(r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+
+	/* behind a queued READ: acknowledged at once */
+	rt_read(&p, 101, MRC_F_ACKREQ);
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_EXPECT_EQ(mk.nemit, 1);
+	MRC_EXPECT_EQ(mk.emit[0].ack.cum_psn, 102);
+	mrc_rspq_clear(&r->rspq);
+
+	/* a retransmitted request: at once */
+	rt_read(&p, 102, MRC_F_ACKREQ | MRC_F_RETX);
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_EXPECT_EQ(mk.nemit, 2);
+	mrc_rspq_clear(&r->rspq);
+
+	/* after a hole (PSN 103 missing): at once, with the SACK */
+	rt_read(&p, 104, MRC_F_ACKREQ);
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_EXPECT_EQ(mk.nemit, 3);
+	MRC_EXPECT_EQ(mk.emit[2].ack.cum_psn, 103);
+	MRC_EXPECT_EQ(mk.emit[2].ack.sack[0], 0x02);
+	mrc_rspq_clear(&r->rspq);
+	rt_write(&p, 103, MK_VA, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_EXPECT_EQ(mk.nemit, 4);
+
+	/* deferred, but a packet arrived before the response: the ACK stays */
+	rt_read(&p, 105, MRC_F_ACKREQ);
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_EXPECT_EQ(mk.nemit, 4);
+	rt_write(&p, 107, MK_VA, 8, 0, 0, MRC_F_FIRST);
+	p.write.msg_len = 16;
+	p.payload_len = 8;
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	mrc_resp_rsp_acks(r, &mk_e, 105);
+	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&r->rx));
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	mrc_resp_ack_timer(r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit, 5);	/* the delayed ACK, with the SACK */
+	MRC_EXPECT_EQ(mk.emit[4].ack.cum_psn, 106);
+	mrc_rspq_clear(&r->rspq);
+	rt_setup(r, 300);
+
+	/* a response's LAST packet: delayed ACK ... */
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	p.psn = 300;
+	p.rresp.req_psn = 7;
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_EXPECT_EQ(mk.comp_resp, 1);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	/* ... at once with ACKREQ (an earlier revision's responder) */
+	p.psn = 301;
+	p.flags |= MRC_F_ACKREQ;
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_EXPECT_EQ(mk.nemit, 1);
+	MRC_EXPECT_EQ(mk.emit[0].ack.cum_psn, 302);
+	/* ... and at once while a hole is open */
+	p.psn = 303;
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_EXPECT_EQ(mk.nemit, 2);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+}
+
 MRC_TEST(resp_uc_send_any_order_within_message)
 {
 	static const u8 order[3] = { 2, 0, 1 };
@@ -872,6 +980,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_no_success_after_error_completion),
 	  MRC_CASE(resp_flush_and_reset),
 	  MRC_CASE(resp_ack_policy_and_corrupt_rq),
+	  MRC_CASE(resp_read_ack_rides_on_response),
 	  MRC_CASE(resp_uc_send_any_order_within_message),
 	  MRC_CASE(resp_uc_lost_packet_wqe_reused),
 	  MRC_CASE(resp_uc_no_wqe_too_long_dropped),

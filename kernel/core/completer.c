@@ -488,8 +488,12 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 	struct mrc_ack_info a;
 	struct mrc_swqe *w;
 
+	bool done;
+
 	w = comp_find_rd(q, req_psn);
+	done = w && !w->resp_done;
 	comp_resp_place(q, e, p, src, w);
+	done = done && w->resp_done;
 	/*
 	 * The response acknowledges its request and every PSN before it:
 	 * the responder ran it only once all of them were placed
@@ -499,7 +503,12 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 	if (w && q->anchored && !q->failed &&
 	    mrc_sb_resp_ack(&q->sb, req_psn, e->ops->now_us(e->ctx), &a))
 		mrc_comp_ack(q, e, &a, false);
-	return 0;
+	/*
+	 * The last response awaited: nothing will come to coalesce its ACK
+	 * with, and a delayed one would only land in the peer's next
+	 * exchange (a ping-pong's next request).
+	 */
+	return done && !q->rd_atomic_out ? MRC_COMP_ACK_NOW : 0;
 }
 
 /* ------------------------------------------------- timeouts, errors */

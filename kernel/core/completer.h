@@ -42,9 +42,14 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
 
 /*
  * A READ_RESP or ATOMIC_RESP, new in the incoming PSN space: place it
- * into the local SGEs of its WQE (payload at @src). Returns 0: commit it
- * (a stale or mismatched response is committed and ignored).
+ * into the local SGEs of its WQE (payload at @src); it acknowledges its
+ * request and every PSN before (protocol.rst "Implicit
+ * acknowledgement"). It is committed whatever happens (a stale or
+ * mismatched response is committed and ignored). Returns 0, or
+ * MRC_COMP_ACK_NOW when it completed the last READ/atomic awaited: its
+ * ACK should go at once, not delayed (protocol.rst "ACK policy").
  */
+#define MRC_COMP_ACK_NOW	1
 int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		  const struct mrc_pkt *p, const struct mrc_src *src);
 

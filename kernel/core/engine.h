@@ -235,7 +235,9 @@ struct mrc_env_ops {
 	/*
 	 * The responses to this QP's own READs/atomics arrive in the
 	 * incoming PSN space, and the responder hands them on. comp_resp:
-	 * place response @p (payload at @src); 0 to commit its PSN.
+	 * place response @p (payload at @src) and commit its PSN; 0, or
+	 * MRC_COMP_ACK_NOW: it completed the last READ/atomic awaited,
+	 * acknowledge it at once (protocol.rst "ACK policy").
 	 * comp_progress: a response was committed (complete WQEs, and the
 	 * requester may go on).
 	 */

@@ -116,6 +116,13 @@ static inline bool mrc_op_is_rd_atomic(u8 opcode)
 	       opcode == MRC_OP_FETCH_ADD;
 }
 
+/* SEND*, WRITE_IMM: requests the responder's application sees. */
+static inline bool mrc_op_notifies(u8 opcode)
+{
+	return opcode == MRC_OP_SEND || opcode == MRC_OP_SEND_IMM ||
+	       opcode == MRC_OP_SEND_INV || opcode == MRC_OP_WRITE_IMM;
+}
+
 /* READ_RESP, ATOMIC_RESP: responses, in the responder's PSN space. */
 static inline bool mrc_op_is_response(u8 opcode)
 {

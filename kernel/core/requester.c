@@ -281,6 +281,8 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 				next = MRC_REQS_BLOCKED;
 			else {
 				o->resp = 0;
+				if (!w->seg_off && mrc_op_notifies(w->mrc_op))
+					mrc_resp_flush_ack(r, e);
 				req_segment(q, w, o);
 				ret = MRC_REQ_PKT;
 				next = MRC_REQS_DONE;

@@ -4,6 +4,7 @@
  * environment's callbacks (engine.h).
  */
 #include "responder.h"
+#include "completer.h"
 #include "seq.h"
 
 /* Outcome of placing one packet. */
@@ -76,6 +77,12 @@ void mrc_resp_send_ack(struct mrc_resp *r, const struct mrc_env *e, u8 syn,
 void mrc_resp_ack_timer(struct mrc_resp *r, const struct mrc_env *e)
 {
 	if (mrc_resp_ready(r) && mrc_rx_ack_pending(&r->rx))
+		mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
+}
+
+void mrc_resp_flush_ack(struct mrc_resp *r, const struct mrc_env *e)
+{
+	if (mrc_resp_ready(r) && !r->cfg.uc && mrc_rx_ack_pending(&r->rx))
 		mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
 }
 
@@ -1015,10 +1022,12 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			       MRC_RESP_NAK;
 			break;
 		case MRC_RESP_PLACE_RESP:
-			res = e->ops->comp_resp(e->ctx, p, &src) ? RESP_DROP :
-			      RESP_PLACED;
-			next = res == RESP_PLACED ? MRC_RESP_COMMIT :
-			       MRC_RESP_ACK;
+			/* always committed; ACK now if it was the last awaited */
+			if (e->ops->comp_resp(e->ctx, p, &src) ==
+			    MRC_COMP_ACK_NOW)
+				r->rx.ack_now = 1;
+			res = RESP_PLACED;
+			next = MRC_RESP_COMMIT;
 			break;
 		case MRC_RESP_COMMIT:
 			mrc_rx_commit(&r->rx, p->psn);

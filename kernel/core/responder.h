@@ -215,6 +215,14 @@ void mrc_resp_rsp_acks(struct mrc_resp *r, const struct mrc_env *e,
 		       u32 req_psn);
 
 /*
+ * A request the peer's application will see (SEND*, WRITE_IMM) is about
+ * to start: send the pending ACK first. The application may react by
+ * invalidating or deregistering memory whose READ responses that ACK
+ * retires (protocol.rst "ACK policy").
+ */
+void mrc_resp_flush_ack(struct mrc_resp *r, const struct mrc_env *e);
+
+/*
  * QP entered ERR: complete every receive WQE taken with FLUSH_ERR, then
  * up to @more still posted ones (0 for an SRQ: its WQEs stay), in order;
  * release held packets and drop queued READ/atomics.

@@ -257,6 +257,7 @@ bool mrc_sb_resp_ack(const struct mrc_sb *sb, u32 req_psn, u64 now_us,
 	e = &sb->ent[req_psn & MRC_WMASK];
 	memset(a, 0, sizeof(*a));
 	a->cum_psn = req_psn + 1;
+
 	a->syndrome = MRC_SYN_ACK;
 	a->rwnd = MRC_WND;
 	if (e->state != MRC_SB_SACKED && !e->retx) {
@@ -469,6 +470,20 @@ int mrc_sb_apply_ack(struct mrc_sb *sb, const struct mrc_ack_info *a,
 		e = sb_ent(sb, psn);
 		sb_delivered(sb, e, a, res, &spur);
 		e->state = MRC_SB_SACKED;
+	}
+
+	/*
+	 * A receiver never takes a SACK back: SACKed PSNs at una are in.
+	 * Only an implicit acknowledgement (a response's, which names its
+	 * request, not the peer's cum) or an old ACK reordered after it can
+	 * leave una on one; were the ACK that would move it lost, nothing
+	 * would be left to retransmit and no ACK would come.
+	 */
+	while (mrc_seq_lt(sb->una, sb->nxt) &&
+	       sb_ent(sb, sb->una)->state == MRC_SB_SACKED) {
+		sb_ent(sb, sb->una)->state = MRC_SB_FREE;
+		sb->una++;
+		res->cum_advance++;
 	}
 
 	/* 3. per-path reports: highest PPSN and ECN echo */

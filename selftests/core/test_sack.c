@@ -261,6 +261,44 @@ MRC_TEST(sb_cumulative)
 	MRC_EXPECT_EQ(mrc_sb_check(sb), 0);
 }
 
+/*
+ * protocol.rst "ACK processing", step 1: una passes SACKed PSNs (a
+ * receiver never takes a SACK back). A response's implicit ACK names its
+ * request, not the peer's cum: it may stop on a PSN SACKed before, and
+ * nothing would be left to retransmit (sim finding: a hang).
+ */
+MRC_TEST(sb_una_passes_sacked)
+{
+	struct mrc_sb *sb;
+	struct mrc_ack_info *a;
+	struct mrc_sb_ack_res r;
+	u32 sacked[1] = { 1002 };
+
+	MRC_ALLOC(sb);
+	MRC_ALLOC(a);
+	mrc_sb_init(sb, 1000, 0, 3);
+	sb_send(sb, 3, 1, 5);			/* 1000 READ, 1001, 1002 */
+	/* 1002 arrived first: SACKed */
+	sb_ack_bits(a, 1000, sacked, 1);
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(mrc_sb_state_of(sb, 1002), MRC_SB_SACKED);
+	/* the response of 1000, then an ACK of 1001: una passes 1002 */
+	MRC_ASSERT_TRUE(mrc_sb_resp_ack(sb, 1000, 10, a));
+	MRC_EXPECT_EQ(a->cum_psn, 1001);
+	MRC_EXPECT_EQ(a->ts_path, 0);
+	MRC_EXPECT_EQ(a->tsecr, 5);
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(sb->una, 1001);
+	sb_ack_bits(a, 1002, NULL, 0);
+	MRC_EXPECT_EQ(mrc_sb_apply_ack(sb, a, &r), 0);
+	MRC_EXPECT_EQ(sb->una, 1003);
+	MRC_EXPECT_EQ(r.cum_advance, 2);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(sb), 0);
+	MRC_EXPECT_EQ(mrc_sb_check(sb), 0);
+	/* nothing outstanding: no implicit ACK */
+	MRC_EXPECT_FALSE(mrc_sb_resp_ack(sb, 1002, 10, a));
+}
+
 /* Only the packet that is really missing is marked lost. */
 MRC_TEST(sb_marks_only_missing)
 {
@@ -710,6 +748,7 @@ MRC_SUITE(sack,
 	  MRC_CASE(rx_ack_policy_and_build),
 	  MRC_CASE(rx_ack_policy_holes),
 	  MRC_CASE(sb_cumulative),
+	  MRC_CASE(sb_una_passes_sacked),
 	  MRC_CASE(sb_marks_only_missing),
 	  MRC_CASE(sb_reorder_between_paths),
 	  MRC_CASE(sb_dupthresh),

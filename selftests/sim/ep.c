@@ -244,6 +244,12 @@ static void ep_send_ack(struct ep *e, u8 syn, u32 nak_psn)
 	fab_send(e->node, e->peer_node, e->pathsp->p[path].sport, &p, NULL);
 }
 
+void ep_flush_ack(struct ep *e)
+{
+	if (!e->errored && mrc_rx_ack_pending(&e->rx))
+		ep_send_ack(e, MRC_SYN_ACK, 0);
+}
+
 static void ep_ackt_fn(void *arg)
 {
 	struct ep *e = arg;

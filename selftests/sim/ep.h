@@ -107,6 +107,8 @@ bool ep_seen(const struct ep *e, u32 psn);
 void ep_check_retired(struct ep *e, u32 old_una);
 /* A response to our request @req_psn acknowledges it (and before) */
 void ep_resp_ack(struct ep *e, u32 req_psn);
+/* A request the peer's application sees starts: the pending ACK first */
+void ep_flush_ack(struct ep *e);
 /* Shadow: @psn was committed now (fails if it was before). */
 void ep_mark_seen(struct ep *e, u32 psn);
 

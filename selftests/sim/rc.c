@@ -857,6 +857,9 @@ static int req_next(struct ep *e, struct mrc_pkt *p, u8 *payload)
 		c->cur_busy = false;
 		return 1;
 	}
+	/* as requester.c: the pending ACK before what the peer app sees */
+	if (!w->sent && w->kind != WR_WRITE)
+		ep_flush_ack(e);
 	chunk = min_t(u32, ep_mtu, w->len - w->sent);
 	p->flags = (w->sent ? 0 : MRC_F_FIRST) |
 		   (w->sent + chunk == w->len ? MRC_F_LAST : 0);
@@ -905,6 +908,24 @@ static struct rc_wr *rc_wr_by_psn(struct rc_conn *c, u32 psn)
 	return NULL;
 }
 
+/*
+ * As completer.c (MRC_COMP_ACK_NOW): the response that completed the last
+ * READ/atomic awaited is acknowledged at once.
+ */
+static void req_resp_ack_now(struct rc_conn *c, struct ep *e)
+{
+	u32 i;
+
+	for (i = c->done_wr; i < c->next_wr; i++) {
+		const struct rc_wr *w = &c->wr[i];
+
+		if (wr_is_rdat(w) && w->rcvd < (w->kind == WR_READ && w->len ?
+						  w->len : 1))
+			return;
+	}
+	e->rx.ack_now = 1;
+}
+
 /* A response to one of our READs/atomics, in the responder's PSN space. */
 static int req_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 		    u8 *syn)
@@ -921,6 +942,7 @@ static int req_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 		w->orig_got = p->aresp.orig;
 		w->rcvd = 1;
 		ep_resp_ack(e, p->aresp.req_psn);
+		req_resp_ack_now(c, e);
 		return EP_PLACED;
 	}
 	SIM_CHECK(p->opcode == MRC_OP_READ_RESP, "requester got opcode %u",
@@ -939,6 +961,8 @@ static int req_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 	if (!w->len)
 		w->rcvd = 1;
 	ep_resp_ack(e, p->rresp.req_psn);
+	if (w->rcvd >= (w->len ? w->len : 1))
+		req_resp_ack_now(c, e);
 	return EP_PLACED;
 }
 
@@ -1415,6 +1439,9 @@ static void creq_pump(struct ep *e)
 		}
 		chunk = wr_is_rdat(w) ? 0 : min_t(u32, ep_mtu,
 						   w->len - sw->seg_off);
+		/* as requester.c: the pending ACK before what the app sees */
+		if (!sw->seg_off && mrc_op_notifies(sw->mrc_op))
+			ep_flush_ack(e);
 		SIM_CHECK(!mrc_sb_send_new(&q->sb, path, W.now, q->sq_seg,
 					   &psn, &ppsn), "send_new");
 		q->pkt[psn & (MRC_WND - 1)] = (struct mrc_txd){
@@ -1594,7 +1621,10 @@ static int creq_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 	SIM_CHECK(p->opcode == MRC_OP_READ_RESP ||
 		  p->opcode == MRC_OP_ATOMIC_RESP, "requester got opcode %u",
 		  p->opcode);
-	r = mrc_comp_resp(c->q, &c->qenv, p, &src) ? EP_DROP : EP_PLACED;
+	/* as responder.c: the last response awaited is acknowledged now */
+	if (mrc_comp_resp(c->q, &c->qenv, p, &src) == MRC_COMP_ACK_NOW)
+		e->rx.ack_now = 1;
+	r = EP_PLACED;
 	/* the response's implicit ACK retires only what the peer has */
 	if (c->q->sb.una != old)
 		COV(sb_resp_ack);
@@ -2518,6 +2548,11 @@ static void fq_dump(struct rc_conn *c)
 		       h ? (int)h->req_psn : -1, mrc_resp_rsp_ready(f->r),
 		       f->r->nheld, f->t[MRC_TIMER_RTO].armed,
 		       f->t[MRC_TIMER_RNR].armed, f->t[MRC_TIMER_ACK].armed);
+		if (mrc_sb_outstanding(&q->sb))
+			printf("qp %u: psn una state %u retx %u tlp %u/%u\n",
+			       f->ep->qpn, mrc_sb_state_of(&q->sb, q->sb.una),
+			       q->sb.ent[q->sb.una % MRC_WND].retx,
+			       q->tlp_armed, q->tlp_done);
 	}
 }
 

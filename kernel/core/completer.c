@@ -487,7 +487,6 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		      p->aresp.req_psn;
 	struct mrc_ack_info a;
 	struct mrc_swqe *w;
-
 	bool done;
 
 	w = comp_find_rd(q, req_psn);

@@ -111,8 +111,9 @@ static int req_next_resp(struct mrc_req *q, struct mrc_resp *r,
 	d->va = h->kind == MRC_RSP_ATOMIC ? h->orig : h->va;
 	if (h->kind == MRC_RSP_ATOMIC) {
 		/*
-		 * No ACKREQ on responses: the requester delays their ACK
-		 * (protocol.rst "ACK policy").
+		 * No ACKREQ on responses: the requester acknowledges the
+		 * last one it awaits at once, the others with the delayed
+		 * ACK (protocol.rst "ACK policy").
 		 */
 		d->opcode = MRC_OP_ATOMIC_RESP;
 		d->flags = MRC_F_FIRST | MRC_F_LAST;

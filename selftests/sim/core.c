@@ -436,12 +436,21 @@ void fab_send(u32 src, u32 dst, u16 sport, const struct mrc_pkt *p,
 	}
 	if (now < l->down_until || now < rt->dark_until)
 		goto drop;
+	/*
+	 * A burst loses its next packets on this link, but only within a
+	 * congestion episode's time (at most 50 ms): on an idle link a
+	 * count alone would stretch over seconds of retransmissions, an
+	 * outage that blackhole and flap model, with their own verdict.
+	 */
+	if (l->burst_left && now >= l->burst_until)
+		l->burst_left = 0;
 	if (l->burst_left) {
 		l->burst_left--;
 		goto drop;
 	}
 	if (rng_ppm(&W.rng, f->burst_ppm)) {
 		l->burst_left = rng_range(&W.rng, 1, 2 * f->burst_len);
+		l->burst_until = now + rng_range(&W.rng, 1000, 50000);
 		COV(f_burst);
 		goto drop;
 	}

@@ -212,6 +212,7 @@ struct sim_link {		/* one directed node pair */
 	struct sim_route r[SIM_ROUTES];
 	u64 down_until;		/* link flap */
 	u32 burst_left;		/* packets still to lose in a burst */
+	u64 burst_until;	/* ... until then (us) */
 	u32 salt;		/* ECMP hash seed */
 };
 

@@ -25,6 +25,20 @@ case $LAB_KVER in
 *-debug) LAB_KARGS=${LAB_KARGS:-no5lvl} ;;
 *) LAB_KARGS=${LAB_KARGS:-} ;;
 esac
+# nvme_core's options for the NVMe/RDMA host (lab_nvme_host). On the debug
+# kernel, no native multipath: Debian 6.1's nvme_core (like mainline)
+# flushes head->partition_scan_work, whose work takes the head disk's
+# open_mutex, from nvme_mpath_remove_disk(), which the head's last put runs
+# -- and that put comes from nvme_ns_head_release() under the same
+# open_mutex when a process (nvme-cli's disconnect) still has the disk open
+# as the controller goes: lockdep reported "possible circular locking
+# dependency" (open_mutex -> partition_scan_work) at `nvme disconnect` in
+# peer.sh, no metaroce frame. Without multipath there is no head disk and
+# no such flush; metaroce's part (the RDMA QPs of nvme-rdma) is unchanged.
+case $LAB_KVER in
+*-debug) LAB_NVME_CORE_OPTS=${LAB_NVME_CORE_OPTS-multipath=N} ;;
+*) LAB_NVME_CORE_OPTS=${LAB_NVME_CORE_OPTS-} ;;
+esac
 LAB_NAME=${LAB_NAME:-$(basename "$0" .sh)}
 LAB_BOOT_TIMEOUT=${LAB_BOOT_TIMEOUT:-180}	# seconds until both nodes are ready
 LAB_BOOT_TRIES=${LAB_BOOT_TRIES:-2}	# boots retried on timeout (CPU contention)
@@ -418,6 +432,19 @@ lab_load_metaroce() {
 for d in \$(modinfo -F depends $LAB_MODULE | tr , ' '); do modprobe \$d; done
 insmod $LAB_MODULE
 rdma link add $dev type metaroce netdev $netdev"
+}
+
+# lab_nvme_host NODE: load the NVMe/RDMA host, nvme_core with
+# LAB_NVME_CORE_OPTS (param=value ...), and check that each option took
+# effect (nvme_core may already have been loaded without them).
+lab_nvme_host() {
+	lab_run "$1" "set -e
+modprobe nvme_core $LAB_NVME_CORE_OPTS
+modprobe nvme-rdma
+for o in $LAB_NVME_CORE_OPTS; do
+	v=\$(cat /sys/module/nvme_core/parameters/\${o%%=*})
+	[ \"\$v\" = \"\${o#*=}\" ] || { echo \"nvme_core: \${o%%=*}=\$v, wanted \${o#*=}\"; exit 1; }
+done"
 }
 
 # lab_add_dev NODE DEV: mrc0 (metaroce.ko, lab_load_metaroce) or any other

@@ -123,6 +123,49 @@ kernel_layer() {
 # overrides the list (names under selftests/lab/, e.g. "foundation
 # datapath verbs failslab"; DP_QUICK=1 in the environment shortens
 # datapath).
+# debug_checker: the debug layer's own check that a kernel report fails a
+# run: lab.sh's checker (lab_dmesg_bad) must flag a kmemleak report (as
+# the debug kernel printed it in a lab run with a deliberately leaking
+# module), a lockdep report and a scan that could not run, and pass a
+# clean log; and the debug kernel's guest command must print
+# "kmemleak: no scan" where kmemleak is absent (it is on this host).
+debug_checker() {
+	(
+		LAB_KVER=$1 . scripts/lab/lab.sh
+		t=$(mktemp -d)
+		trap 'rm -rf "$t"' EXIT
+		p=0 f=0
+		expect() {	# WANT(bad|clean) DESC FILE
+			local got=clean
+			lab_dmesg_bad "$3" >/dev/null && got=bad
+			if [ "$got" = "$1" ]; then
+				echo "ok    $2"; p=$((p + 1))
+			else
+				echo "FAIL  $2 (checker says $got)"; f=$((f + 1))
+			fi
+		}
+		printf '%s\n' '[    0.000000] Linux version 6.1.192-debug' \
+			'[    0.512000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15727)' \
+			'[   12.100000] metaroce: loaded (udp port 19791)' >"$t/clean"
+		expect clean "a clean log with kmemleak's boot line passes" "$t/clean"
+		cat "$t/clean" - >"$t/leak" <<-'LEAK'
+		unreferenced object 0xff11000004a3c000 (size 4096):
+		  comm "insmod", pid 251, jiffies 4294937893 (age 12.340s)
+		  hex dump (first 32 bytes):
+		    5a 5a 5a 5a 5a 5a 5a 5a 5a 5a 5a 5a 5a 5a 5a 5a  ZZZZZZZZZZZZZZZZ
+		  backtrace:
+		    [<ffffffff8161ab36>] kmalloc_trace+0x26/0x60
+		LEAK
+		expect bad "a kmemleak report fails" "$t/leak"
+		{ cat "$t/clean"; echo '[  939.524017] WARNING: possible circular locking dependency detected'; } >"$t/lockdep"
+		expect bad "a lockdep report fails" "$t/lockdep"
+		bash -c "$LAB_DMESG_CMD" 2>/dev/null | grep 'kmemleak: no scan' >"$t/noscan"
+		expect bad "no kmemleak to scan: the guest command says so, and it fails" "$t/noscan"
+		echo "$p passed, $f failed"
+		[ "$f" -eq 0 ]
+	)
+}
+
 debug_layer() {
 	local kver log=$LOGS/debug-scenarios.log rc p f
 	kver=$(scripts/debug-kernel.sh | tail -n 1)
@@ -135,6 +178,8 @@ debug_layer() {
 		# KASAN + lockdep under TCG: boots and commands take ~2x longer
 		export LAB_BOOT_TIMEOUT=${LAB_BOOT_TIMEOUT:-360}
 		rc=0
+		banner "debug: checker"
+		debug_checker "$kver" || rc=1
 		list=${DEBUG_SCENARIOS:-}
 		if [ -z "$list" ]; then
 			for s in selftests/lab/*.sh; do

@@ -59,11 +59,20 @@ LAB_DMESG_BAD+='|possible circular locking|possible recursive locking|inconsiste
 LAB_DMESG_BAD+='|suspicious RCU usage|sleeping function called from invalid context|ODEBUG:'
 LAB_DMESG_BAD+='|unreferenced object|suspected memory leak|list_(add|del) corruption'
 LAB_DMESG_BAD+='|blocked for more than|soft lockup|hard LOCKUP|detected stall'
+LAB_DMESG_BAD+='|kmemleak: no scan'
 # What lab_stop runs on each node for the log it checks: where kmemleak is
-# on (the debug kernel), a scan first, and its report after the dmesg.
-LAB_DMESG_CMD='k=/sys/kernel/debug/kmemleak
+# on (the debug kernel), a scan first, and its report after the dmesg. On
+# the debug kernel a scan that cannot run (kmemleak absent, or disabled
+# itself at boot) prints "kmemleak: no scan" and so fails the run: a leak
+# check that did not happen must not pass.
+case $LAB_KVER in
+*-debug) LAB_DMESG_CMD='k=/sys/kernel/debug/kmemleak
+{ echo scan >$k && echo scan >$k; } 2>/dev/null || echo "kmemleak: no scan ($k)"
+dmesg && { [ ! -r $k ] || cat $k; }' ;;
+*) LAB_DMESG_CMD='k=/sys/kernel/debug/kmemleak
 [ -w $k ] && echo scan >$k && echo scan >$k
-dmesg && { [ ! -r $k ] || cat $k; }'
+dmesg && { [ ! -r $k ] || cat $k; }' ;;
+esac
 LAB_RUN=
 LAB_SOCK=
 LAB_STARTED=
@@ -518,6 +527,12 @@ _lab_record() {	# GOOD DESC RC LOG
 	lab_log "result: $(tail -n 1 "$LAB_RUN/checks.txt")"
 }
 
+# lab_dmesg_bad FILE: print the lines of a node's kernel log (dmesg, then
+# the kmemleak report) that fail a run ($LAB_DMESG_BAD); status 0 if any.
+lab_dmesg_bad() {
+	grep -E "$LAB_DMESG_BAD" "$1"
+}
+
 # lab_stop: collect dmesg of each node (FAIL on kernel warnings), power the
 # nodes off, kill qemu. Idempotent; called by lab_summary and the exit trap.
 lab_stop() {
@@ -533,7 +548,7 @@ lab_stop() {
 			echo "# $node: no dmesg from the guest, using its console log"
 			_lab_clean <"$LAB_RUN/$node.console" >"$LAB_RUN/$node.dmesg"
 		fi
-		bad=$(grep -E "$LAB_DMESG_BAD" "$LAB_RUN/$node.dmesg")
+		bad=$(lab_dmesg_bad "$LAB_RUN/$node.dmesg")
 		if [ -z "$bad" ] && [ -s "$LAB_RUN/$node.dmesg" ]; then
 			_lab_record 1 "$node: kernel log clean" 0 ""
 		else

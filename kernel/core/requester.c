@@ -76,6 +76,14 @@ static int req_new_psn(struct mrc_req *q, const struct mrc_env *e,
 	p = mrc_paths_pick(&q->paths, q->sb.inflight);
 	if (p < 0)
 		return -1;
+	/*
+	 * The give-up bound (mrc_comp_give_up) counts the silence since the
+	 * last progress; after idle time the first packet sent starts it,
+	 * else a QP idle for minutes gives up its first request after
+	 * retry_cnt + 1 RTOs of a few ms, not after its timeout.
+	 */
+	if (!mrc_sb_outstanding(&q->sb))
+		q->progress_us = e->ops->now_us(e->ctx);
 	if (mrc_sb_send_new(&q->sb, p, e->ops->now_us(e->ctx), 0, &o->psn,
 			    &o->ppsn))
 		return -1;

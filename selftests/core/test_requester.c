@@ -322,6 +322,45 @@ MRC_TEST(req_retx_and_timer)
 }
 
 /*
+ * Debug-kernel peer.sh: a FETCH_ADD on a QP idle since RTS (minutes)
+ * ended RETRY_EXC_ERR 0.48 s after it was posted, with the QP's bound
+ * (timeout 14, retry_cnt 7: 8 x 67 ms, floor MRC_GIVEUP_MIN_US) not
+ * reached: the give-up clock ran from the last progress before the idle
+ * time. Silence counts from the first packet sent from idle.
+ */
+MRC_TEST(req_idle_qp_first_request_gets_full_retry_time)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	u64 t0, limit;
+	u32 i;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 10);
+	limit = q->cfg.ib_timeout_us * (q->cfg.retry_cnt + 1);
+	if (limit < MRC_GIVEUP_MIN_US)
+		limit = MRC_GIVEUP_MIN_US;
+	mk.now += 60000000;		/* a minute idle after RTS */
+	qt_post(MRC_OP_FETCH_ADD, 8, 0);
+	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	t0 = mk.now;
+	/* no answer: the RTO fires at its interval, again and again */
+	for (i = 0; i < 1000 && !mk.cnt[MRC_CNT_RETRY_EXC]; i++) {
+		mrc_req_arm_rto(q, &mk_e, true);
+		mk.now += q->rto_armed_us ? q->rto_armed_us :
+			  mrc_req_rto_interval(q);
+		mrc_req_timer(q, &mk_e);
+		while (mrc_req_retx(q, &mk_e, &o) == 0)
+			;
+	}
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RETRY_EXC], 1);
+	/* ... but not before the QP's bound since the request went out */
+	MRC_EXPECT_TRUE(mk.now - t0 > limit);
+}
+
+/*
  * Sim "rnrx": stop_new while a message is partly segmented (its RNR NAK
  * came back with no retry left, or its payload could not be read). The
  * message is cut where it is -- never continued, never completed as a
@@ -629,6 +668,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),
+	  MRC_CASE(req_idle_qp_first_request_gets_full_retry_time),
 	  MRC_CASE(req_uc_no_window_completes_when_sent),
 	  MRC_CASE(req_read_costs_two_packets),
 	  MRC_CASE(req_ack_before_send),

@@ -456,6 +456,59 @@ for o in $LAB_NVME_CORE_OPTS; do
 done"
 }
 
+# lab_nvmet_up NODE NQN ADDR RD_KIB: an NVMe-oF target on NODE: a brd RAM
+# disk of RD_KIB KiB (/dev/ram0) exported by nvmet-rdma as NQN (any host)
+# on rdma ADDR:4420, IPv4. lab_nvmet_down NODE NQN undoes it and unloads
+# nvmet-rdma, nvmet and brd.
+lab_nvmet_up() {
+	local cfg=/sys/kernel/config/nvmet
+	lab_run "$1" "set -e
+modprobe brd rd_nr=1 rd_size=$4 max_part=0
+modprobe nvmet-rdma
+mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+mkdir $cfg/subsystems/$2
+echo 1 >$cfg/subsystems/$2/attr_allow_any_host
+mkdir $cfg/subsystems/$2/namespaces/1
+echo /dev/ram0 >$cfg/subsystems/$2/namespaces/1/device_path
+echo 1 >$cfg/subsystems/$2/namespaces/1/enable
+mkdir $cfg/ports/1
+echo rdma >$cfg/ports/1/addr_trtype
+echo ipv4 >$cfg/ports/1/addr_adrfam
+echo $3 >$cfg/ports/1/addr_traddr
+echo 4420 >$cfg/ports/1/addr_trsvcid
+ln -s $cfg/subsystems/$2 $cfg/ports/1/subsystems/$2
+dmesg | grep 'enabling port 1 ($3:4420)'"
+}
+lab_nvmet_down() {
+	local cfg=/sys/kernel/config/nvmet
+	lab_run "$1" "set -e
+rm $cfg/ports/1/subsystems/$2
+rmdir $cfg/ports/1
+echo 0 >$cfg/subsystems/$2/namespaces/1/enable
+rmdir $cfg/subsystems/$2/namespaces/1
+rmdir $cfg/subsystems/$2
+modprobe -r nvmet-rdma nvmet brd"
+}
+
+# lab_tcmd ROLE 'COMMAND': hand COMMAND to the selftests/tools/mrc_target
+# started as lab_bg NAME ROLE (e.g. srv on n2, cli on n1), through the run
+# directory; print its answer, return its rc.
+lab_tcmd() {
+	local role=$1 n f
+	n=$(($(cat "$LAB_RUN/$role.seq" 2>/dev/null || echo 0) + 1))
+	echo "$n" >"$LAB_RUN/$role.seq"
+	echo "$2" >"$LAB_RUN/$role.cmd.$n.tmp"
+	mv "$LAB_RUN/$role.cmd.$n.tmp" "$LAB_RUN/$role.cmd.$n"
+	f=$LAB_RUN/$role.res.$n
+	for _ in $(seq 1200); do
+		[ -e "$f" ] && break
+		sleep 0.1
+	done
+	[ -e "$f" ] || { echo "no answer from $role to '$2'"; return 1; }
+	cat "$f"
+	grep -q '^rc=0$' "$f"
+}
+
 # lab_add_dev NODE DEV: mrc0 (metaroce.ko, lab_load_metaroce) or any other
 # name as a stock rdma_rxe device, on eth0.
 lab_add_dev() {

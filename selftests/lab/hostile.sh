@@ -65,24 +65,6 @@ TARGET=$ROOT/build/tools/mrc_target
 FORGE="/usr/bin/python3 $ROOT/selftests/tools/mrc_forge.py --dst $SRV"
 FINFO="--info /tmp/lab/srv.info --peer-info /tmp/lab/cli.info"
 
-# tcmd ROLE 'COMMAND': hand COMMAND to the mrc_target of ROLE (srv on n2,
-# cli on n1) through the run directory, print its answer, return its rc.
-tcmd() {
-	local role=$1 n f
-	n=$(($(cat "$LAB_RUN/$role.seq" 2>/dev/null || echo 0) + 1))
-	echo "$n" >"$LAB_RUN/$role.seq"
-	echo "$2" >"$LAB_RUN/$role.cmd.$n.tmp"
-	mv "$LAB_RUN/$role.cmd.$n.tmp" "$LAB_RUN/$role.cmd.$n"
-	f=$LAB_RUN/$role.res.$n
-	for _ in $(seq 1200); do
-		[ -e "$f" ] && break
-		sleep 0.1
-	done
-	[ -e "$f" ] || { echo "no answer from $role to '$2'"; return 1; }
-	cat "$f"
-	grep -q '^rc=0$' "$f"
-}
-
 targets_up() {
 	# they live for the whole scenario: lift the 300 s default limit
 	LAB_CMD_TIMEOUT=1800 lab_bg n2 srv "$TARGET" serve /tmp/lab -q $NQP
@@ -212,35 +194,35 @@ stats >"$LAB_RUN/stats.before"
 
 # ---- replay of a captured valid stream to the live QP 0
 check "n1: tcpdump capturing n1 -> n2:19791" capture_start
-check "qp0: legit WRITE 64 KiB + SEND of 0x11" tcmd cli 'xfer 0 0x11 65536'
-check "qp0: WRITE placed" tcmd srv 'check 0 65536 0x11'
-check "qp0: exactly 1 receive completion" tcmd srv 'expect_recv 0 1'
+check "qp0: legit WRITE 64 KiB + SEND of 0x11" lab_tcmd cli 'xfer 0 0x11 65536'
+check "qp0: WRITE placed" lab_tcmd srv 'check 0 65536 0x11'
+check "qp0: exactly 1 receive completion" lab_tcmd srv 'expect_recv 0 1'
 check "n1: capture stopped, packets captured" capture_stop
-check "n2: MR cleared to 0x00" tcmd srv 'fill 0'
+check "n2: MR cleared to 0x00" lab_tcmd srv 'fill 0'
 check "n1: replay the capture 3x to live qp0" \
 	forge replay --pcap /tmp/lab/cap.pcap --seed "$SEED" --count 3
 sleep 2
 check "replay: no WRITE placed again (MR all 0x00)" \
-	tcmd srv 'check 0 1048576 0'
+	lab_tcmd srv 'check 0 1048576 0'
 check "replay: no duplicate receive completion (still 1)" \
-	tcmd srv 'expect_recv 0 1'
-check "replay: qp0 still RTS" tcmd srv 'expect_state 0 RTS'
+	lab_tcmd srv 'expect_recv 0 1'
+check "replay: qp0 still RTS" lab_tcmd srv 'expect_state 0 RTS'
 check "qp0: legit WRITE+SEND of 0x22 after the replay" \
-	tcmd cli 'xfer 0 0x22 4096'
+	lab_tcmd cli 'xfer 0 0x22 4096'
 check "qp0: placed (0x22) and 2nd receive completion" \
-	eval "tcmd srv 'check 0 4096 0x22' && tcmd srv 'expect_recv 0 2'"
+	eval "lab_tcmd srv 'check 0 4096 0x22' && lab_tcmd srv 'expect_recv 0 2'"
 
 # ---- duplicates at known PSNs on QP 1
 check "n1: forge dup/stale/out-of-window WRITEs to qp1" forge dup $FINFO --qp 1
 sleep 1
 check "dup: new WRITE placed once (0x11, not 0x22)" \
-	tcmd srv 'check 0x10000 256 0x11'
+	lab_tcmd srv 'check 0x10000 256 0x11'
 check "dup: stale and beyond-window WRITEs not placed" \
-	tcmd srv 'check 0x20000 0x10000 0'
+	lab_tcmd srv 'check 0x20000 0x10000 0'
 check "dup: next PSN placed (0x55): qp1 still works" \
-	tcmd srv 'check 0x30000 256 0x55'
-check "dup: qp1 still RTS" tcmd srv 'expect_state 1 RTS'
-check "n2: MR cleared to 0x00" tcmd srv 'fill 0'
+	lab_tcmd srv 'check 0x30000 256 0x55'
+check "dup: qp1 still RTS" lab_tcmd srv 'expect_state 1 RTS'
+check "n2: MR cleared to 0x00" lab_tcmd srv 'fill 0'
 
 # ---- the attack, with a legit verified pingpong running meanwhile
 check "legit: ibv_rc_pingpong -c loop started" legit_loop_start
@@ -286,16 +268,16 @@ stats >"$LAB_RUN/stats.after"
 # ---- aftermath
 check "n2: node up" n2 true
 check "n2: no hostile WRITE placed (MR all 0x00), guards intact" \
-	tcmd srv 'check 0 1048576 0'
-check "n2: QP states, guards (state)" tcmd srv state
-check "qp2: parse-level junk left it RTS" tcmd srv 'expect_state 2 RTS'
-check "qp9: bogus ACKs left it RTS" tcmd srv 'expect_state 9 RTS'
-check "qp11: PROBE flood left it RTS" tcmd srv 'expect_state 11 RTS'
-check "qp2: no receive completion from junk" tcmd srv 'expect_recv 2 0'
-check "qp8: no successful receive from junk SENDs" tcmd srv 'expect_recv 8 0'
+	lab_tcmd srv 'check 0 1048576 0'
+check "n2: QP states, guards (state)" lab_tcmd srv state
+check "qp2: parse-level junk left it RTS" lab_tcmd srv 'expect_state 2 RTS'
+check "qp9: bogus ACKs left it RTS" lab_tcmd srv 'expect_state 9 RTS'
+check "qp11: PROBE flood left it RTS" lab_tcmd srv 'expect_state 11 RTS'
+check "qp2: no receive completion from junk" lab_tcmd srv 'expect_recv 2 0'
+check "qp8: no successful receive from junk SENDs" lab_tcmd srv 'expect_recv 8 0'
 check "qp13: no receive from the spoofed SENDs, still RTS" \
-	eval "tcmd srv 'expect_recv 13 0' && tcmd srv 'expect_state 13 RTS'"
-check "n1: client QPs' state after all the NAKs (state)" tcmd cli state
+	eval "lab_tcmd srv 'expect_recv 13 0' && lab_tcmd srv 'expect_state 13 RTS'"
+check "n1: client QPs' state after all the NAKs (state)" lab_tcmd cli state
 check "n2: rx_packets counted" eval \
 	"[ \"\$(ctr $LAB_RUN/stats.after rx_packets)\" -gt \"\$(ctr $LAB_RUN/stats.before rx_packets)\" ]"
 counter_rose malformed_drops
@@ -305,12 +287,12 @@ counter_rose duplicates
 counter_rose out_of_window
 counter_rose peer_drops
 check "qp13: legit WRITE+SEND after the spoof (its PSNs untouched)" \
-	eval "tcmd cli 'xfer 13 0x34 8192' && tcmd srv 'check 0 8192 0x34'"
+	eval "lab_tcmd cli 'xfer 13 0x34 8192' && lab_tcmd srv 'check 0 8192 0x34'"
 check "qp0: legit WRITE+SEND still works after the attack" \
-	eval "tcmd cli 'xfer 0 0x33 8192' && tcmd srv 'check 0 8192 0x33'"
+	eval "lab_tcmd cli 'xfer 0 0x33 8192' && lab_tcmd srv 'check 0 8192 0x33'"
 check "device works: fresh pingpong x50 (data verified)" pingpong 50
-check "mrc_target quit (n2)" eval "tcmd srv quit && lab_wait srv >/dev/null"
-check "mrc_target quit (n1)" eval "tcmd cli quit && lab_wait cli >/dev/null"
+check "mrc_target quit (n2)" eval "lab_tcmd srv quit && lab_wait srv >/dev/null"
+check "mrc_target quit (n1)" eval "lab_tcmd cli quit && lab_wait cli >/dev/null"
 check "n2: no QP/MR left" n2 '! rdma res show qp | grep -v "type GSI" | grep -q lqpn && ! rdma res show mr | grep -q mrn'
 check "n1: metaroce.ko unloads" n1 'rdma link del mrc0 && rmmod metaroce'
 check "n2: metaroce.ko unloads" n2 'rdma link del mrc0 && rmmod metaroce'

@@ -31,39 +31,9 @@ LAB_CMD_TIMEOUT=${LAB_CMD_TIMEOUT:-120}
 
 NQN=nqn.2014-08.org.metaroce:nvmeof
 SRV=192.0.2.2
-CFG=/sys/kernel/config/nvmet
 PAT=/tmp/lab/pattern		# guest path of $LAB_RUN/pattern
 MIB=$((1024 * 1024))
 
-# target_up: brd ram disk, subsystem + namespace + rdma port in configfs (n2)
-target_up() {
-	n2 "set -e
-modprobe brd rd_nr=1 rd_size=65536 max_part=0
-modprobe nvmet-rdma
-mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
-mkdir $CFG/subsystems/$NQN
-echo 1 >$CFG/subsystems/$NQN/attr_allow_any_host
-mkdir $CFG/subsystems/$NQN/namespaces/1
-echo /dev/ram0 >$CFG/subsystems/$NQN/namespaces/1/device_path
-echo 1 >$CFG/subsystems/$NQN/namespaces/1/enable
-mkdir $CFG/ports/1
-echo rdma >$CFG/ports/1/addr_trtype
-echo ipv4 >$CFG/ports/1/addr_adrfam
-echo $SRV >$CFG/ports/1/addr_traddr
-echo 4420 >$CFG/ports/1/addr_trsvcid
-ln -s $CFG/subsystems/$NQN $CFG/ports/1/subsystems/$NQN
-dmesg | grep 'enabling port 1 ($SRV:4420)'"
-}
-# target_down: undo target_up, unload the target modules (n2)
-target_down() {
-	n2 "set -e
-rm $CFG/ports/1/subsystems/$NQN
-rmdir $CFG/ports/1
-echo 0 >$CFG/subsystems/$NQN/namespaces/1/enable
-rmdir $CFG/subsystems/$NQN/namespaces/1
-rmdir $CFG/subsystems/$NQN
-modprobe -r nvmet-rdma nvmet brd"
-}
 # connect: nvme connect; the namespace's block device appears (n1)
 connect() {
 	n1 nvme connect -t rdma -a $SRV -s 4420 -n $NQN &&
@@ -180,7 +150,8 @@ head -c $((64 * MIB)) /dev/urandom >"$LAB_RUN/pattern"
 for n in n1 n2; do
 	check "$n: metaroce.ko loads, mrc0 on eth0" lab_load_metaroce $n
 done
-check "n2: nvmet-rdma exports brd /dev/ram0 as $NQN on rdma $SRV:4420" target_up
+check "n2: nvmet-rdma exports brd /dev/ram0 as $NQN on rdma $SRV:4420" \
+	lab_nvmet_up n2 $NQN $SRV 65536
 check "n1: nvme-rdma loads (nvme_core ${LAB_NVME_CORE_OPTS:-defaults})" lab_nvme_host n1
 check "n1: kprobes on MR fast-register / invalidate" kprobes n1 on
 check "n1: nvme discover lists $NQN over rdma" \
@@ -239,7 +210,7 @@ done
 check "n1: nvme disconnect again" eval "n1 nvme disconnect -n $NQN | grep 'disconnected 1 controller'"
 check "n1: kprobes off" kprobes n1 off
 check "n1: nvme-rdma unloads" n1 modprobe -r nvme-rdma
-check "n2: target torn down, nvmet-rdma nvmet brd unload" target_down
+check "n2: target torn down, nvmet-rdma nvmet brd unload" lab_nvmet_down n2 $NQN
 for n in n1 n2; do
 	check "$n: mrc0 deleted, metaroce.ko unloads" \
 		$n 'rdma link del mrc0 && rmmod metaroce'

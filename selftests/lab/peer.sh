@@ -46,7 +46,6 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SRV=192.0.2.2
 SRV6=fd00:6d72::2
 NQN=nqn.2014-08.org.metaroce:peer
-CFG=/sys/kernel/config/nvmet
 MIB=$((1024 * 1024))
 
 mkdir -p "$ROOT/build/tools" "$ROOT/build/peer"
@@ -69,25 +68,6 @@ V6INFO="--info /tmp/lab/v6/srv.info --peer-info /tmp/lab/v6/cli.info"
 EXPECT=0	# packets that must show up in n2's peer_drops
 PARTS=" ${PEER_PARTS:-spoof access anchor kernel} "
 part() { [[ $PARTS == *" $1 "* ]]; }
-
-# tcmd ROLE 'COMMAND': hand COMMAND to the mrc_target of ROLE (srv on n2,
-# cli on n1; v6/srv, v6/cli for the IPv6 pair), print its answer, return
-# its rc (as hostile.sh).
-tcmd() {
-	local role=$1 n f
-	n=$(($(cat "$LAB_RUN/$role.seq" 2>/dev/null || echo 0) + 1))
-	echo "$n" >"$LAB_RUN/$role.seq"
-	echo "$2" >"$LAB_RUN/$role.cmd.$n.tmp"
-	mv "$LAB_RUN/$role.cmd.$n.tmp" "$LAB_RUN/$role.cmd.$n"
-	f=$LAB_RUN/$role.res.$n
-	for _ in $(seq 1200); do
-		[ -e "$f" ] && break
-		sleep 0.1
-	done
-	[ -e "$f" ] || { echo "no answer from $role to '$2'"; return 1; }
-	cat "$f"
-	grep -q '^rc=0$' "$f"
-}
 
 # n2: eth0 becomes a port of br0 (which takes its addresses and carries
 # mrc0), netns evil sits on the same bridge with its own addresses, netns
@@ -178,17 +158,17 @@ spoof() {
 untouched() {	# ROLE QP...: MR all 0x00, guards intact, no recv, RTS
 	local role=$1 q
 	shift
-	tcmd "$role" 'check 0 1048576 0' || return 1
+	lab_tcmd "$role" 'check 0 1048576 0' || return 1
 	for q in "$@"; do
-		tcmd "$role" "expect_recv $q 0" &&
-			tcmd "$role" "expect_state $q RTS" || return 1
+		lab_tcmd "$role" "expect_recv $q 0" &&
+			lab_tcmd "$role" "expect_state $q RTS" || return 1
 	done
 }
 
 xfer_ok() {	# PAIR QP BYTE: legit WRITE + SEND on QP, placed
 	local p=${1%srv} q=$2 b=$3
-	tcmd "${p}cli" "xfer $q $b 8192" && tcmd "${p}srv" "check 0 8192 $b" &&
-		tcmd "${p}srv" "expect_recv $q 1"
+	lab_tcmd "${p}cli" "xfer $q $b 8192" && lab_tcmd "${p}srv" "check 0 8192 $b" &&
+		lab_tcmd "${p}srv" "expect_recv $q 1"
 }
 
 # keys_spread: QPNs and MR key indices of n2 are neither consecutive nor
@@ -221,33 +201,6 @@ sys.exit(1 if bad else 0)
 EOF
 }
 
-# ----------------------------------------------------------- NVMe-oF
-target_up() {
-	n2 "set -e
-modprobe brd rd_nr=1 rd_size=16384 max_part=0
-modprobe nvmet-rdma
-mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
-mkdir $CFG/subsystems/$NQN
-echo 1 >$CFG/subsystems/$NQN/attr_allow_any_host
-mkdir $CFG/subsystems/$NQN/namespaces/1
-echo /dev/ram0 >$CFG/subsystems/$NQN/namespaces/1/device_path
-echo 1 >$CFG/subsystems/$NQN/namespaces/1/enable
-mkdir $CFG/ports/1
-echo rdma >$CFG/ports/1/addr_trtype
-echo ipv4 >$CFG/ports/1/addr_adrfam
-echo $SRV >$CFG/ports/1/addr_traddr
-echo 4420 >$CFG/ports/1/addr_trsvcid
-ln -s $CFG/subsystems/$NQN $CFG/ports/1/subsystems/$NQN"
-}
-target_down() {
-	n2 "set -e
-rm $CFG/ports/1/subsystems/$NQN
-rmdir $CFG/ports/1
-echo 0 >$CFG/subsystems/$NQN/namespaces/1/enable
-rmdir $CFG/subsystems/$NQN/namespaces/1
-rmdir $CFG/subsystems/$NQN
-modprobe -r nvmet-rdma nvmet brd"
-}
 NSDEV="for c in /sys/class/nvme-subsystem/* /sys/class/nvme/*; do
 	grep -qx $NQN \$c/subsysnqn 2>/dev/null || continue
 	for n in \$c/nvme*n*; do [ -b /dev/\${n##*/} ] && d=/dev/\${n##*/}; done
@@ -350,47 +303,48 @@ fi
 
 # ---- QP access flags (not only the MR's) are enforced
 if part access; then
-	check "n2: MR cleared to 0x00" tcmd srv 'fill 0'
-	check "qp3: QP access flags r+a (no REMOTE_WRITE)" tcmd srv 'access 3 ra'
-	check "qp4: QP access flags w+a (no REMOTE_READ)" tcmd srv 'access 4 wa'
-	check "qp7: QP access flags w+r (no REMOTE_ATOMIC)" tcmd srv 'access 7 wr'
+	check "n2: MR cleared to 0x00" lab_tcmd srv 'fill 0'
+	check "qp3: QP access flags r+a (no REMOTE_WRITE)" lab_tcmd srv 'access 3 ra'
+	check "qp4: QP access flags w+a (no REMOTE_READ)" lab_tcmd srv 'access 4 wa'
+	check "qp7: QP access flags w+r (no REMOTE_ATOMIC)" lab_tcmd srv 'access 7 wr'
 	check "qp3: RDMA WRITE completes REM_ACCESS" \
-		tcmd cli 'expect_op 3 write 0x8000 4096 0x77 REM_ACCESS'
+		lab_tcmd cli 'expect_op 3 write 0x8000 4096 0x77 REM_ACCESS'
 	check "qp4: RDMA READ completes REM_ACCESS" \
-		tcmd cli 'expect_op 4 read 0x8000 4096 0 REM_ACCESS'
+		lab_tcmd cli 'expect_op 4 read 0x8000 4096 0 REM_ACCESS'
 	check "qp7: FETCH_ADD completes REM_ACCESS" \
-		tcmd cli 'expect_op 7 fadd 0x9000 8 0 REM_ACCESS'
-	check "n2: nothing written or added (MR all 0x00)" tcmd srv 'check 0 1048576 0'
+		lab_tcmd cli 'expect_op 7 fadd 0x9000 8 0 REM_ACCESS'
+	check "n2: nothing written or added (MR all 0x00)" lab_tcmd srv 'check 0 1048576 0'
 	check "qp0 (w+r+a): FETCH_ADD succeeds" \
-		tcmd cli 'expect_op 0 fadd 0x9000 8 0 SUCCESS'
-	check "n2: ... and added 1" tcmd srv 'check 0x9000 1 1'
-	check "n2: MR filled with 0x3c" tcmd srv 'fill 0x3c'
+		lab_tcmd cli 'expect_op 0 fadd 0x9000 8 0 SUCCESS'
+	check "n2: ... and added 1" lab_tcmd srv 'check 0x9000 1 1'
+	check "n2: MR filled with 0x3c" lab_tcmd srv 'fill 0x3c'
 	check "qp0 (w+r+a): READ succeeds, data 0x3c" \
-		tcmd cli 'expect_op 0 read 0 4096 0x3c SUCCESS'
+		lab_tcmd cli 'expect_op 0 read 0 4096 0x3c SUCCESS'
 fi
 
 # ---- an RTR QP does not take its PSN space from an ACK it did not ask for
 if part anchor; then
-	check "n2: MR filled with 0x3c" tcmd srv 'fill 0x3c'
+	check "n2: MR filled with 0x3c" lab_tcmd srv 'fill 0x3c'
 	check "nobody@evil: bogus ACKs at RTR qp5" \
 		spoof 1 n2 "ip netns exec evil $NOBODY" ack_anchor --dst $SRV $V4INFO --qp 5
 	check "n1 (the peer's address): bogus ACKs at RTR qp6" \
 		spoof 0 n1 "" ack_anchor --dst $SRV $V4INFO --qp 6
 	sleep 1
 	check "qp5: READ from the RTR QP succeeds, data 0x3c" \
-		tcmd cli 'expect_op 5 read 0 4096 0x3c SUCCESS'
+		lab_tcmd cli 'expect_op 5 read 0 4096 0x3c SUCCESS'
 	check "qp6: READ from the RTR QP succeeds, data 0x3c" \
-		tcmd cli 'expect_op 6 read 0 4096 0x3c SUCCESS'
-	check "qp5, qp6: to RTS" eval "tcmd srv 'rts 5' && tcmd srv 'rts 6'"
+		lab_tcmd cli 'expect_op 6 read 0 4096 0x3c SUCCESS'
+	check "qp5, qp6: to RTS" eval "lab_tcmd srv 'rts 5' && lab_tcmd srv 'rts 6'"
 	check "qp5: WRITE+SEND after RTS" eval \
-		"tcmd cli 'xfer 5 0x45 4096' && tcmd srv 'check 0 4096 0x45'"
+		"lab_tcmd cli 'xfer 5 0x45 4096' && lab_tcmd srv 'check 0 4096 0x45'"
 	check "qp6: WRITE+SEND after RTS" eval \
-		"tcmd cli 'xfer 6 0x46 4096' && tcmd srv 'check 0 4096 0x46'"
+		"lab_tcmd cli 'xfer 6 0x46 4096' && lab_tcmd srv 'check 0 4096 0x46'"
 fi
 
 # ---- kernel ULP QPs: nvmet-rdma
 if part kernel; then
-	check "n2: nvmet-rdma exports /dev/ram0 on $SRV:4420" target_up
+	check "n2: nvmet-rdma exports /dev/ram0 on $SRV:4420" \
+		lab_nvmet_up n2 $NQN $SRV 16384
 	check "n1: nvme connect -t rdma" connect
 	check "n1: NVMe I/O before the attack (128 KiB verified)" nvme_io 0
 	n2 'rdma -dd res show qp link mrc0/1; rdma -j -dd res show qp link mrc0/1' \
@@ -411,7 +365,7 @@ if part kernel; then
 	check "n2: /dev/ram0 holds both writes" \
 		eval "target_has 0 && target_has $MIB"
 	check "n1: nvme disconnect" n1 "nvme disconnect -n $NQN"
-	check "n2: nvmet-rdma down" target_down
+	check "n2: nvmet-rdma down" lab_nvmet_down n2 $NQN
 fi
 
 # ---- counters and trace
@@ -425,8 +379,8 @@ echo \"peer_drops \$b -> \$a, expected +$EXPECT\"; [ -n \"\$a\" ] && [ \$((a - b
 		n2 'T=/sys/kernel/tracing; echo 0 >$T/tracing_on
 grep -c "metaroce_rx_drop: peer" $T/trace | tee /dev/stderr | grep -qv "^0$"'
 
-check "mrc_target quit" eval "tcmd srv quit && tcmd cli quit &&
-tcmd v6/srv quit && tcmd v6/cli quit && lab_wait srv >/dev/null &&
+check "mrc_target quit" eval "lab_tcmd srv quit && lab_tcmd cli quit &&
+lab_tcmd v6/srv quit && lab_tcmd v6/cli quit && lab_wait srv >/dev/null &&
 lab_wait cli >/dev/null && lab_wait srv6 >/dev/null && lab_wait cli6 >/dev/null"
 check "n1: metaroce.ko unloads" n1 'rdma link del mrc0 && rmmod metaroce'
 check "n2: metaroce.ko unloads" n2 'rdma link del mrc0 && rmmod metaroce'

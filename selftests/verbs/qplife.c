@@ -21,10 +21,11 @@
  * (protocol.rst, "Giving up"), and checks that at its retransmission
  * timer, which backs off to at most 500 ms. The peer falls silent while
  * the blackhole command runs (from t0 to t1), so the error must come
- * after t0 + max((R + 1) * T, 2 s) and before t1 + that + 0.5 s (+ 0.25 s
- * of slack for an emulated host); times are printed from t0. The -X
- * command may also make the peer's device go away (qplife.sh); it returns
- * once the peer is gone. Then the restore command (-Y) runs.
+ * after t0 + max((R + 1) * T, 2 s) and before t1 + that + 0.5 s (+ -S
+ * seconds of slack for an emulated host, default 0.25); times are printed
+ * from t0. The -X command may also make the peer's device go away
+ * (qplife.sh); it returns once the peer is gone. Then the restore command
+ * (-Y) runs.
  *
  * reuse: one RC QP on each side lives through -n (50) cycles of: connect
  * from RESET with fresh random PSNs, traffic with every byte checked
@@ -489,6 +490,7 @@ static void serve(const char *port)
 
 static const char *xcmd, *ycmd;
 static int window = 32;
+static double slack = 0.25;	/* -S: seconds late a timer may fire */
 static size_t msg_len = 65536;
 
 static void vanish_one(const char *host, const char *port, int t, int r)
@@ -542,10 +544,10 @@ static void vanish_one(const char *host, const char *port, int t, int r)
 	/*
 	 * The peer falls silent somewhere in [t0, t1]: the error may not come
 	 * before t0 + limit (less a timer tick), and must come by t1 + limit
-	 * + RTO_max (the check runs when the timer fires) + 0.25 s of slack.
+	 * + RTO_max (the check runs when the timer fires) + the slack (-S).
 	 */
 	lo = limit - 0.05;
-	hi = limit + (t1 - t0) + 0.5 + 0.25;
+	hi = limit + (t1 - t0) + 0.5 + slack;
 	for (; i < window; i++)
 		post_one(q.qp, i & 1 ? IBV_WR_SEND : IBV_WR_RDMA_WRITE, i,
 			 0, msg_len, &m.s);
@@ -816,7 +818,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srandom(time(NULL) ^ getpid());
-	while ((c = getopt(argc, argv, "d:g:p:m:c:w:s:X:Y:n:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:m:c:w:s:S:X:Y:n:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gid_index = atoi(optarg); break;
@@ -825,6 +827,7 @@ int main(int argc, char **argv)
 		case 'c': cfg = optarg; break;
 		case 'w': window = atoi(optarg); break;
 		case 's': msg_len = strtoul(optarg, NULL, 0); break;
+		case 'S': slack = atof(optarg); break;
 		case 'X': xcmd = optarg; break;
 		case 'Y': ycmd = optarg; break;
 		case 'n': cycles = atoi(optarg); break;

@@ -497,17 +497,12 @@ static int resp_queue_rsp(struct mrc_resp *r, const struct mrc_env *e,
  * request, may run, and nothing after it was received (protocol.rst "ACK
  * policy").
  */
-static bool resp_answers_now(const struct mrc_resp *r,
-			     const struct mrc_pkt *p)
+static bool resp_answers_now(struct mrc_resp *r, const struct mrc_pkt *p)
 {
-	const struct mrc_rsp *h;
-
-	if (!mrc_op_is_rd_atomic(p->opcode) ||
-	    mrc_rspq_len(&r->rspq) != 1 || r->rx.cum != p->psn + 1 ||
-	    r->rx.top != r->rx.cum || !mrc_resp_rsp_ready(r))
-		return false;
-	h = &r->rspq.e[r->rspq.tail & (MRC_RSPQ_SLOTS - 1)];
-	return h->req_psn == p->psn;
+	return mrc_op_is_rd_atomic(p->opcode) &&
+	       mrc_rspq_len(&r->rspq) == 1 && r->rx.cum == p->psn + 1 &&
+	       r->rx.top == r->rx.cum && mrc_resp_rsp_ready(r) &&
+	       mrc_rspq_head(&r->rspq)->req_psn == p->psn;
 }
 
 void mrc_resp_rsp_acks(struct mrc_resp *r, const struct mrc_env *e,

@@ -64,6 +64,26 @@ static bool tp_op_ok(struct metaroce_qp *qp, u32 op)
 	return false;
 }
 
+/* Every SGE's lkey names an MR of the QP's PD covering it, with the right. */
+static bool tp_lkeys_ok(struct metaroce_qp *qp, const struct mrc_swqe *w)
+{
+	struct metaroce_mr *mr;
+	u32 i;
+
+	for (i = 0; i < w->num_sge; i++) {
+		if (!w->sge[i].length)
+			continue;
+		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, w->sge[i].lkey,
+				     false,
+				     w->rd_atomic ? IB_ACCESS_LOCAL_WRITE : 0,
+				     w->sge[i].addr, w->sge[i].length);
+		if (IS_ERR(mr))
+			return false;
+		metaroce_mr_put(mr);
+	}
+	return true;
+}
+
 /* Copy ring slot @idx into the kernel copy and validate it. */
 static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 {
@@ -170,26 +190,13 @@ static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 	 * carrying the registered buffer's first bytes). Then the packet
 	 * build checks them (IB_WC_LOC_PROT_ERR as well).
 	 */
-	for (i = 0; i < w->num_sge && !mrc_seq_lt(s->req.sq_seg, s->local_end);
-	     i++) {
-		struct metaroce_mr *mr;
-
-		if (!w->sge[i].length)
-			continue;
-		mr = metaroce_mr_get(qp->mdev, qp->ibqp.pd, w->sge[i].lkey,
-				     false,
-				     w->rd_atomic ? IB_ACCESS_LOCAL_WRITE : 0,
-				     w->sge[i].addr, w->sge[i].length);
-		if (IS_ERR(mr)) {
-			w->status = IB_WC_LOC_PROT_ERR;
-			return;
-		}
-		metaroce_mr_put(mr);
+	if (!mrc_seq_lt(s->req.sq_seg, s->local_end) && !tp_lkeys_ok(qp, w)) {
+		w->status = IB_WC_LOC_PROT_ERR;
+		return;
 	}
 
 	/* UC numbers every message (its MSN), RC those that use a WQE */
-	if (w->mrc_op == MRC_OP_SEND || w->mrc_op == MRC_OP_SEND_IMM ||
-	    w->mrc_op == MRC_OP_SEND_INV || w->mrc_op == MRC_OP_WRITE_IMM ||
+	if (mrc_op_notifies(w->mrc_op) ||
 	    (w->mrc_op == MRC_OP_WRITE && qp->ibqp.qp_type == IB_QPT_UC))
 		w->msn = s->req.smsn++;
 	return;

@@ -18,18 +18,6 @@ FIO_SIZE=${FIO_SIZE:-32m}
 lab_start
 FIG=$LAB_RUN/figures.txt
 
-# rxe0 is the reference: its runs are recorded (figures, notes), and a
-# failure of rxe is a note, not a failed check.
-dcheck() {	# DEV DESC CMD...
-	local dev=$1 desc=$2 r
-	shift 2
-	if [ "$dev" = mrc0 ]; then
-		check "$desc" "$@"
-		return
-	fi
-	if "$@" >>"$LAB_RUN/reference.log" 2>&1; then r=ok; else r="FAILED (rc $?)"; fi
-	echo "# reference (not a check): $desc: $r" | tee -a "$FIG"
-}
 port=5550
 
 fio_run() {	# DEV NET VERB
@@ -62,7 +50,7 @@ for dev in mrc0 rxe0; do
 			lab_netem n2 loss 1% >/dev/null
 		fi
 		for verb in write read send; do
-			dcheck $dev "$dev $net: fio rdma verb=$verb $FIO_SIZE" fio_run $dev $net $verb
+			lab_dcheck $dev "$dev $net: fio rdma verb=$verb $FIO_SIZE" fio_run $dev $net $verb
 		done
 		lab_netem_clear
 	done

@@ -26,18 +26,6 @@ IQN=iqn.2026-12.org.example.metaroce:t1
 lab_start
 FIG=$LAB_RUN/figures.txt
 
-# rxe0 is the reference: its runs are recorded (figures, notes), and a
-# failure of rxe is a note, not a failed check.
-dcheck() {	# DEV DESC CMD...
-	local dev=$1 desc=$2 r
-	shift 2
-	if [ "$dev" = mrc0 ]; then
-		check "$desc" "$@"
-		return
-	fi
-	if "$@" >>"$LAB_RUN/reference.log" 2>&1; then r=ok; else r="FAILED (rc $?)"; fi
-	echo "# reference (not a check): $desc: $r" | tee -a "$FIG"
-}
 
 check "n2: LIO target with an iSER portal" n2 "set -e
 modprobe target_core_mod; modprobe target_core_file; modprobe iscsi_target_mod; modprobe ib_isert
@@ -105,7 +93,7 @@ for dev in mrc0 rxe0; do
 			lab_netem n1 loss 1% >/dev/null
 			lab_netem n2 loss 1% >/dev/null
 		fi
-		dcheck $dev "$dev $net: iSER login, 16 MiB each way, sha256" iser_round $dev $net
+		lab_dcheck $dev "$dev $net: iSER login, 16 MiB each way, sha256" iser_round $dev $net
 		lab_netem_clear
 	done
 	check "n1: $dev removed" n1 rdma link del $dev

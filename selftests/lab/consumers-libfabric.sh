@@ -21,18 +21,6 @@ FI_ITERS=${FI_ITERS:-100}
 lab_start
 FIG=$LAB_RUN/figures.txt
 
-# rxe0 is the reference: its runs are recorded (figures, notes), and a
-# failure of rxe is a note, not a failed check.
-dcheck() {	# DEV DESC CMD...
-	local dev=$1 desc=$2 r
-	shift 2
-	if [ "$dev" = mrc0 ]; then
-		check "$desc" "$@"
-		return
-	fi
-	if "$@" >>"$LAB_RUN/reference.log" 2>&1; then r=ok; else r="FAILED (rc $?)"; fi
-	echo "# reference (not a check): $desc: $r" | tee -a "$FIG"
-}
 port=47600
 
 # fi_pp DEV NET PROV EP SIZE: one fi_pingpong pair
@@ -64,9 +52,9 @@ for dev in mrc0 rxe0; do
 			lab_netem n2 loss 1% >/dev/null
 		fi
 		for size in 64 65536; do
-			dcheck $dev "$dev $net: fi_pingpong verbs msg $size B -c" \
+			lab_dcheck $dev "$dev $net: fi_pingpong verbs msg $size B -c" \
 				fi_pp $dev $net verbs msg $size
-			dcheck $dev "$dev $net: fi_pingpong verbs;ofi_rxm rdm $size B -c" \
+			lab_dcheck $dev "$dev $net: fi_pingpong verbs;ofi_rxm rdm $size B -c" \
 				fi_pp $dev $net 'verbs;ofi_rxm' rdm $size
 		done
 		lab_netem_clear

@@ -94,18 +94,6 @@ chmod +x "$OUT/mpi_rsh"
 lab_start
 FIG=$LAB_RUN/figures.txt
 
-# rxe0 is the reference: its runs are recorded (figures, notes), and a
-# failure of rxe is a note, not a failed check.
-dcheck() {	# DEV DESC CMD...
-	local dev=$1 desc=$2 r
-	shift 2
-	if [ "$dev" = mrc0 ]; then
-		check "$desc" "$@"
-		return
-	fi
-	if "$@" >>"$LAB_RUN/reference.log" 2>&1; then r=ok; else r="FAILED (rc $?)"; fi
-	echo "# reference (not a check): $desc: $r" | tee -a "$FIG"
-}
 # mpi_rsh feeds nc through a process substitution (/dev/fd/N): the guests'
 # devtmpfs has no /dev/fd (udev would make it)
 check "n1: /dev/fd" n1 '[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd'
@@ -136,7 +124,7 @@ for dev in mrc0 rxe0; do
 			lab_netem n1 loss 1% >/dev/null
 			lab_netem n2 loss 1% >/dev/null
 		fi
-		dcheck $dev "$dev $net: mpirun pml ucx (rc) ping-pong + allreduce, checked" mpi_run $dev $net
+		lab_dcheck $dev "$dev $net: mpirun pml ucx (rc) ping-pong + allreduce, checked" mpi_run $dev $net
 		n1 'pkill -x mpirun; true' >/dev/null
 		n2 'pkill -x orted; pkill -x mpi_check; true' >/dev/null
 		lab_netem_clear

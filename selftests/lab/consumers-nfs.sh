@@ -22,18 +22,6 @@ NFS_MB=${NFS_MB:-16}
 lab_start
 FIG=$LAB_RUN/figures.txt
 
-# rxe0 is the reference: its runs are recorded (figures, notes), and a
-# failure of rxe is a note, not a failed check.
-dcheck() {	# DEV DESC CMD...
-	local dev=$1 desc=$2 r
-	shift 2
-	if [ "$dev" = mrc0 ]; then
-		check "$desc" "$@"
-		return
-	fi
-	if "$@" >>"$LAB_RUN/reference.log" 2>&1; then r=ok; else r="FAILED (rc $?)"; fi
-	echo "# reference (not a check): $desc: $r" | tee -a "$FIG"
-}
 
 check "n2: nfs server set up (nfsd, rpcrdma, rpcbind, mountd, export)" n2 'set -e
 modprobe nfsd; modprobe rpcrdma
@@ -104,7 +92,7 @@ for dev in mrc0 rxe0; do
 			lab_netem n2 loss 1% >/dev/null
 		fi
 		for vers in 3 4.2; do
-			dcheck $dev "$dev $net: NFSv$vers over RDMA, $NFS_MB MiB each way, sha256" \
+			lab_dcheck $dev "$dev $net: NFSv$vers over RDMA, $NFS_MB MiB each way, sha256" \
 				nfs_round $dev $net $vers
 			# a failed round may leave the mount behind
 			n1 'umount -f /tmp/mnt 2>/dev/null; true' >/dev/null

@@ -20,18 +20,6 @@ QPERF_TIME=${QPERF_TIME:-3}
 lab_start
 FIG=$LAB_RUN/figures.txt
 
-# rxe0 is the reference: its runs are recorded (figures, notes), and a
-# failure of rxe is a note, not a failed check.
-dcheck() {	# DEV DESC CMD...
-	local dev=$1 desc=$2 r
-	shift 2
-	if [ "$dev" = mrc0 ]; then
-		check "$desc" "$@"
-		return
-	fi
-	if "$@" >>"$LAB_RUN/reference.log" 2>&1; then r=ok; else r="FAILED (rc $?)"; fi
-	echo "# reference (not a check): $desc: $r" | tee -a "$FIG"
-}
 
 # qp_run DEV NET TEST: one qperf test; its result lines into the figures
 qp_run() {
@@ -55,7 +43,7 @@ for dev in mrc0 rxe0; do
 			lab_netem n2 loss 1% >/dev/null
 		fi
 		for t in rc_bw rc_lat rc_rdma_write_bw rc_rdma_read_bw; do
-			dcheck $dev "$dev $net: qperf -cm1 $t" qp_run $dev $net $t
+			lab_dcheck $dev "$dev $net: qperf -cm1 $t" qp_run $dev $net $t
 		done
 		for t in ud_bw ud_lat; do
 			echo "# note: $dev $net qperf $t: $(n1 "timeout 30 qperf 192.0.2.2 -i $dev:1 -t 1 $t" 2>&1 | tr '\n' ' ')" |

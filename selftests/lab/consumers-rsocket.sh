@@ -28,18 +28,6 @@ lab_start
 FIG=$LAB_RUN/figures.txt
 RS_FIG=$FIG
 
-# rxe0 is the reference: its runs are recorded (figures, notes), and a
-# failure of rxe is a note, not a failed check.
-dcheck() {	# DEV DESC CMD...
-	local dev=$1 desc=$2 r
-	shift 2
-	if [ "$dev" = mrc0 ]; then
-		check "$desc" "$@"
-		return
-	fi
-	if "$@" >>"$LAB_RUN/reference.log" 2>&1; then r=ok; else r="FAILED (rc $?)"; fi
-	echo "# reference (not a check): $desc: $r" | tee -a "$FIG"
-}
 rs_files
 
 for dev in ${RS_DEVS:-mrc0 rxe0}; do
@@ -52,8 +40,8 @@ for dev in ${RS_DEVS:-mrc0 rxe0}; do
 		fi
 		for round in $(seq "${RS_ROUNDS:-1}"); do
 			r=; [ "${RS_ROUNDS:-1}" = 1 ] || r=" (round $round)"
-			dcheck $dev "$dev $net: rsocket copy n1 -> n2, sha256 matches$r" rs_copy $dev $net n1 n2
-			dcheck $dev "$dev $net: rsocket copy n2 -> n1, sha256 matches$r" rs_copy $dev $net n2 n1
+			lab_dcheck $dev "$dev $net: rsocket copy n1 -> n2, sha256 matches$r" rs_copy $dev $net n1 n2
+			lab_dcheck $dev "$dev $net: rsocket copy n2 -> n1, sha256 matches$r" rs_copy $dev $net n2 n1
 		done
 		lab_netem_clear
 	done

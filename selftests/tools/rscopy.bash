@@ -17,6 +17,7 @@ RS_PRE=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so
 RS_BIN=$LAB_ROOT/build/consumers/sockcopy
 RS_SIZE_MB=${RS_SIZE_MB:-8}
 RS_TIMEOUT=${RS_TIMEOUT:-300}	# seconds a copy may take
+RS_LISTEN=${RS_LISTEN:-30}	# seconds the receiver may take to listen
 RS_FIG=${RS_FIG:-/dev/null}	# figures file: one line per copy
 rs_port=7470
 
@@ -43,7 +44,7 @@ rs_copy() {
 	rs_port=$((rs_port + 1))
 	ip=192.0.2.${to#n}
 	lab_bg "$to" rsrecv "LD_PRELOAD=$RS_PRE $RS_BIN recv $rs_port /tmp/rs.out"
-	lab_wait_for "$to" "rdma res show cm_id | grep -q 'LISTEN.*:$rs_port ' && sleep 1" 30 || {
+	lab_wait_for "$to" "rdma res show cm_id | grep -q 'LISTEN.*:$rs_port ' && sleep 1" "$RS_LISTEN" || {
 		echo "no rdma_cm listener on :$rs_port (rsocket fell back to TCP?)"
 		lab_run "$to" 'pkill -x sockcopy; true' >/dev/null
 		lab_wait rsrecv; return 1; }

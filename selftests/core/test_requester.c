@@ -813,6 +813,7 @@ MRC_TEST(req_read_pto_covers_response_time)
 MRC_TEST(req_read_probe_repairs_loss_in_bound)
 {
 	u32 i, seed = 777, net, svc, pto_r, maxrt = 0, srtt8;
+	struct mrc_req_out o;
 	struct qt_read res;
 	struct mrc_resp *r;
 	struct mrc_req *q;
@@ -853,6 +854,20 @@ MRC_TEST(req_read_probe_repairs_loss_in_bound)
 	MRC_EXPECT_TRUE(res.ok);
 	MRC_EXPECT_EQ(res.probes, 0);
 	MRC_EXPECT_TRUE(q->rsp_rtt.srtt8 != srtt8);
+	/*
+	 * The responder side of the same QP: a READ response as the tail
+	 * keeps the plain PTO (its repair is not slowed by PTO_R).
+	 */
+	qt_peer_read(r, 5000, 2);
+	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	mk.armed[MRC_TIMER_RTO] = false;
+	mrc_req_arm_rto(q, &mk_e, false);
+	MRC_EXPECT_TRUE(q->tlp_armed);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO],
+		      max_t(u32, mrc_rtt_tlp(&q->paths.p[0].rtt, true),
+			    mrc_rtt_tlp(&q->paths.p[1].rtt, true)));
+	MRC_EXPECT_TRUE(mk.timer_us[MRC_TIMER_RTO] < pto_r);
 }
 
 MRC_TEST(req_states_covered)

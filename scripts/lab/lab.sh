@@ -584,6 +584,12 @@ lab_dcheck() {
 	echo "# reference (not a check): $desc: $r" | tee -a "${FIG:-$LAB_RUN/figures.txt}"
 }
 
+# lab_qperf_ok: qperf's output on stdin has a non-zero bw or latency
+# figure (qperf can print "bw = 0 bytes/sec" and exit 0)
+lab_qperf_ok() {
+	awk '($1 == "bw" || $1 == "latency") && $2 == "=" && $3 + 0 > 0 { ok = 1 } END { exit !ok }'
+}
+
 _lab_record() {	# GOOD DESC RC LOG
 	if [ "$1" = 1 ]; then
 		echo "ok $2" >>"$LAB_RUN/checks.txt"

@@ -20,12 +20,6 @@ QPERF_TIME=${QPERF_TIME:-3}
 lab_start
 FIG=$LAB_RUN/figures.txt
 
-# qperf_ok: qperf's output on stdin has a non-zero bw or latency figure
-# (qperf can print "bw = 0 bytes/sec" and exit 0)
-qperf_ok() {
-	awk '($1 == "bw" || $1 == "latency") && $2 == "=" && $3 + 0 > 0 { ok = 1 } END { exit !ok }'
-}
-
 # qp_run DEV NET TEST: one qperf test; its result lines into the figures
 qp_run() {
 	local out rc
@@ -34,7 +28,7 @@ qp_run() {
 	echo "$out"
 	printf '%-5s %-5s %-16s %s\n' "$1" "$2" "$3" \
 		"$(grep -E '(bw|latency|msg_rate) +=' <<<"$out" | sed 's/^ *//' | tr -s ' ' | paste -sd ';')" >>"$FIG"
-	[ $rc -eq 0 ] && qperf_ok <<<"$out"
+	[ $rc -eq 0 ] && lab_qperf_ok <<<"$out"
 }
 
 lab_bg n2 qperfd qperf

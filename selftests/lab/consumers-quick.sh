@@ -40,12 +40,6 @@ check "n2: mrc0 added" lab_load_metaroce n2
 LAB_CMD_TIMEOUT=$((300 * CQ_SCALE)) lab_bg n2 qperfd qperf
 check "n2: qperf server listening" lab_wait_for n2 'ss -ltn | grep -q :19765' $((30 * CQ_SCALE))
 
-# qperf_ok: qperf's output on stdin has a non-zero bw or latency figure
-# (qperf can print "bw = 0 bytes/sec" and exit 0)
-qperf_ok() {
-	awk '($1 == "bw" || $1 == "latency") && $2 == "=" && $3 + 0 > 0 { ok = 1 } END { exit !ok }'
-}
-
 port=5580
 fio_run() {	# VERB: fio's rdma engine, n2 receives, n1 drives
 	local out rc
@@ -68,7 +62,7 @@ for net in clean loss1; do
 		lab_netem n2 loss 1% >/dev/null
 	fi
 	for t in rc_bw rc_lat rc_rdma_read_bw; do
-		check "mrc0 $net: qperf -cm1 $t" eval "n1 'timeout $((60 * CQ_SCALE)) qperf 192.0.2.2 -cm1 -t 2 $t' | tee /dev/stderr | qperf_ok"
+		check "mrc0 $net: qperf -cm1 $t" eval "n1 'timeout $((60 * CQ_SCALE)) qperf 192.0.2.2 -cm1 -t 2 $t' | tee /dev/stderr | lab_qperf_ok"
 	done
 	for v in write read send; do
 		check "mrc0 $net: fio rdma verb=$v 16m" fio_run $v

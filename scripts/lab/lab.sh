@@ -368,6 +368,12 @@ lab_wait() {
 	_lab_await "$node" "$b" $((t + 60))
 }
 
+# lab_bg_running NAME: rc 0 while the lab_bg command NAME has not ended
+lab_bg_running() {
+	local node b t
+	read -r node b t <"$LAB_RUN/bg/$1" 2>/dev/null && [ ! -e "$b.rc" ]
+}
+
 # lab_wait_for NODE 'SHELL CONDITION' [TIMEOUT]: poll on NODE until the
 # condition holds (rc 0) or TIMEOUT seconds (default 60) pass (rc 1).
 # lab_perftest SRV_ARGS -- CLI_ARGS: a TCP-handshake client/server pair

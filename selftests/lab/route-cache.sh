@@ -16,7 +16,10 @@
 # over eth0 once the route is gone; a detour of a fixed 0.3 s could
 # exhaust the IB retry count, 7 RTOs from 1 ms, and fail the QP).
 # IPv4 routes are cached (dst_cache=1, the default); the same over IPv6
-# (looked up per packet) and with dst_cache=0 (control).
+# (looked up per packet) and with dst_cache=0 (control). The pingpongs
+# wait for completions by event (-e): a busy-polling pingpong starved the
+# shell that ends the detour on the debug kernel (a 32 s detour, past the
+# give-up bound, stop 14); the detour's length is printed.
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
@@ -38,19 +41,23 @@ txdata() {
 detour() {
 	local fam=$1 g1=$2 g2=$3 dst=$4 out rc n base
 	base=$(txdata)
-	LAB_CMD_TIMEOUT=120 lab_bg n2 pp ibv_rc_pingpong -d mrc0 -g "$g2" -n 1000 -s 4096 -c
+	LAB_CMD_TIMEOUT=120 lab_bg n2 pp ibv_rc_pingpong -d mrc0 -g "$g2" -n 1000 -s 4096 -c -e
 	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
-	LAB_CMD_TIMEOUT=120 lab_bg n1 pc ibv_rc_pingpong -d mrc0 -g "$g1" -n 1000 -s 4096 -c 192.0.2.2
+	LAB_CMD_TIMEOUT=120 lab_bg n1 pc ibv_rc_pingpong -d mrc0 -g "$g1" -n 1000 -s 4096 -c -e 192.0.2.2
 	# wait until the QP carries traffic, then detour
 	lab_wait_for n1 "[ \$(rdma statistic show link mrc0/1 | $TXDATA_AWK) -gt $((base + 500)) ]" 60 || return 1
-	n=$(n1 "c=/sys/class/net/dummy0/statistics/tx_packets
+	out=$(n1 "c=/sys/class/net/dummy0/statistics/tx_packets
 a=\$(cat \$c)
+t0=\$(date +%s%N)
 ip -$fam route add $dst dev dummy0 || exit 1
+ta=\$(date +%s%N)
 end=\$((SECONDS + 2))
 while [ \$(cat \$c) -le \$a ] && [ \$SECONDS -lt \$end ]; do sleep 0.001; done
 ip -$fam route del $dst dev dummy0
-echo \$((\$(cat \$c) - a))")
-	echo "dummy0 transmitted $n packets during the detour"
+t1=\$(date +%s%N)
+echo \$((\$(cat \$c) - a)) \$(((t1 - t0) / 1000000)) \$(((ta - t0) / 1000000))")
+	read -r n ms add <<<"$out"
+	echo "dummy0 transmitted $n packets during a detour of $ms ms (route add: $add ms)"
 	out=$(lab_wait pc)
 	rc=$?
 	echo "$out" | tail -6

@@ -51,7 +51,10 @@ detour() {
 	# route; the wait is bash builtins only: on a busy single-vCPU guest
 	# each fork/exec costs seconds (debug kernel: ip route add 7-8 s)
 	out=$(n1 "c=/sys/class/net/dummy0/statistics/tx_packets
-exec 3> >(exec ip -$fam -batch -)
+f=\$(mktemp -u) && mkfifo \$f || exit 1
+ip -$fam -batch \$f &
+exec 3>\$f
+rm \$f
 sleep 1
 read -r a <\$c
 t0=\${EPOCHREALTIME/./}

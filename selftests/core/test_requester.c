@@ -870,6 +870,59 @@ MRC_TEST(req_read_probe_repairs_loss_in_bound)
 	MRC_EXPECT_TRUE(mk.timer_us[MRC_TIMER_RTO] < pto_r);
 }
 
+/*
+ * Stop 14 (observe.sh's lossy ibv_rc_pingpong, whose server ended
+ * RETRY_EXC on its last SEND): the READ response-time state of a QP does
+ * not reach the probe of a SEND. After slow READs (PTO_R far above the
+ * plain PTO, the watched-request state left as READs leave it), a SEND
+ * tail -- several packets, then one -- is probed at the plain PTO, and its
+ * loss recovery is the one of a QP that never ran a READ: one probe, then
+ * RTOs, each charging one retry.
+ */
+MRC_TEST(req_send_tail_after_reads_keeps_plain_pto)
+{
+	u32 i, seed = 99, pto_r, plain;
+	struct mrc_req_out o;
+	struct qt_read res;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 100);
+	mk.mr_valid = true;
+	for (i = 0; i < 50; i++) {
+		qt_read_once(q, r, 300, 2000 + qt_rand(&seed) % 1000, i,
+			     false, false, 0, &res);
+		MRC_EXPECT_TRUE(res.ok);
+	}
+	pto_r = min_t(u32, mrc_rtt_pto_resp(&q->rsp_rtt),
+		      mrc_req_rto_interval(q));
+	/* a multi-packet SEND as the tail */
+	qt_post(MRC_OP_SEND, 3000, 0);
+	for (i = 0; i < 3; i++)
+		MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	plain = max_t(u32, mrc_rtt_tlp(&q->paths.p[0].rtt, false),
+		      mrc_rtt_tlp(&q->paths.p[1].rtt, false));
+	MRC_EXPECT_TRUE(plain < pto_r);
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_EXPECT_TRUE(q->tlp_armed);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], plain);
+	/* probe, then RTOs: one retry each */
+	mk.now += plain;
+	mrc_req_timer(q, &mk_e);
+	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
+	MRC_EXPECT_EQ(o.cause, MRC_LOSS_TLP);
+	MRC_EXPECT_EQ(q->retries, 0);
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_EXPECT_FALSE(q->tlp_armed);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], mrc_req_rto_interval(q));
+	mk.now += mk.timer_us[MRC_TIMER_RTO];
+	mrc_req_timer(q, &mk_e);
+	MRC_EXPECT_EQ(q->retries, 1);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RTO], 1);
+}
+
 MRC_TEST(req_states_covered)
 {
 	u32 i;
@@ -893,4 +946,5 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_ack_before_send),
 	  MRC_CASE(req_read_pto_covers_response_time),
 	  MRC_CASE(req_read_probe_repairs_loss_in_bound),
+	  MRC_CASE(req_send_tail_after_reads_keeps_plain_pto),
 	  MRC_CASE(req_states_covered));

@@ -155,6 +155,10 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->req.rnr_wait = false;
 	s->req.undo_armed = false;
 	s->req.probe_due = false;
+	/* the next life may have another peer: time its responses anew */
+	memset(&s->req.rsp_rtt, 0, sizeof(s->req.rsp_rtt));
+	s->req.rdw = 0;
+	s->req.rdd = 0;
 	metaroce_tp_resp_reset(qp);	/* stops the responder */
 	s->req.sq_tail = 0;
 	s->req.sq_seg = 0;

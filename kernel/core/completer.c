@@ -55,14 +55,87 @@ u32 mrc_req_rto_us(const struct mrc_req *q)
 	return rto ? rto : MRC_RTO_INIT_US;
 }
 
+/*
+ * Probe timeout: the largest path PTO; when the probe would resend a
+ * READ/atomic request, whose acknowledgement waits for the responder's
+ * service too, at least the response-time PTO, bounded by the RTO that
+ * would fire instead (protocol.rst "Probe timeout of a READ/atomic
+ * request").
+ */
 static u32 comp_tlp_us(const struct mrc_req *q)
 {
 	bool one = mrc_sb_outstanding(&q->sb) == 1;
-	u32 i, t = 0;
+	const struct mrc_txd *d;
+	u32 i, psn, r, t = 0;
 
 	for (i = 0; i < q->paths.n; i++)
 		t = max_t(u32, t, mrc_rtt_tlp(&q->paths.p[i].rtt, one));
-	return t ? t : MRC_RTO_INIT_US;
+	if (!t)
+		t = MRC_RTO_INIT_US;
+	if (mrc_sb_tlp_psn(&q->sb, &psn))
+		return t;
+	d = &q->pkt[psn & (MRC_WND - 1)];
+	if (d->kind != MRC_TXD_REQ || !mrc_op_is_rd_atomic(d->opcode))
+		return t;
+	r = min_t(u32, mrc_rtt_pto_resp(&q->rsp_rtt),
+		  mrc_req_rto_interval(q));
+	return max_t(u32, t, r);
+}
+
+/*
+ * Before an ACK is applied: the watched request's retransmissions so far
+ * (Karn), or forget it if it is no longer outstanding (a new life).
+ */
+static void comp_rd_before(struct mrc_req *q)
+{
+	u8 st;
+
+	if (!q->rdw)
+		return;
+	st = mrc_sb_state_of(&q->sb, q->rdw_psn);
+	if (st == MRC_SB_INFLIGHT || st == MRC_SB_LOST)
+		q->rdw_retx = q->sb.ent[q->rdw_psn & (MRC_WND - 1)].retx;
+	else
+		q->rdw = 0;
+}
+
+/*
+ * Time the acknowledgement of the watched READ/atomic request (struct
+ * mrc_req.rdw), after an ACK (or an implicit one) was applied: a sample
+ * of the response time if the request was sent once. If it was resent
+ * once and a response's first transmission acknowledged it (q->rd_resp),
+ * the sample waits for a DSACK naming it: the original arrived, and the
+ * responder runs a request once, at its first arrival, so the response
+ * answered the original. Karn otherwise (an ACK of the duplicate came
+ * first: the response may have been lost).
+ */
+static void comp_rd_time(struct mrc_req *q, const struct mrc_ack_info *a,
+			 u64 now)
+{
+	u8 st;
+	u32 t;
+
+	if (q->rdw) {
+		st = mrc_sb_state_of(&q->sb, q->rdw_psn);
+		if (st == MRC_SB_FREE || st == MRC_SB_SACKED) {
+			/* (a time from the future gives no sample) */
+			t = (u32)now - q->rdw_sent;
+			q->rdw = 0;
+			if (t < 0x80000000U && !q->rdw_retx) {
+				mrc_rtt_sample(&q->rsp_rtt, t);
+			} else if (t < 0x80000000U && q->rdw_retx == 1 &&
+				   q->rd_resp) {
+				q->rdd = 1;
+				q->rdd_psn = q->rdw_psn;
+				q->rdd_us = t;
+			}
+		}
+	}
+	if (q->rdd && a->dsack && a->dsack_psn == q->rdd_psn &&
+	    (u32)(q->sb.nxt - q->rdd_psn) <= MRC_WND) {
+		q->rdd = 0;
+		mrc_rtt_sample(&q->rsp_rtt, q->rdd_us);
+	}
 }
 
 /*
@@ -345,11 +418,13 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
 				mrc_sb_set_reo_wnd(&q->sb, i,
 					mrc_rtt_reo_wnd(&q->paths.p[i].rtt),
 					mrc_rtt_srtt(&q->paths.p[i].rtt));
+			comp_rd_before(q);
 			if (mrc_sb_apply_ack(&q->sb, a, &res)) {
 				ret = -1;
 				next = MRC_COMP_DONE;
 				break;
 			}
+			comp_rd_time(q, a, now);
 			next = q->undo_armed &&
 			       (res.newly_acked || res.cum_advance) ?
 			       MRC_COMP_UNDO : MRC_COMP_PATHS;
@@ -500,8 +575,11 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 	 * names one of our READ/atomic WQEs counts.
 	 */
 	if (w && q->anchored && !q->failed &&
-	    mrc_sb_resp_ack(&q->sb, req_psn, e->ops->now_us(e->ctx), &a))
+	    mrc_sb_resp_ack(&q->sb, req_psn, e->ops->now_us(e->ctx), &a)) {
+		q->rd_resp = !(p->flags & MRC_F_RETX);
 		mrc_comp_ack(q, e, &a, false);
+		q->rd_resp = 0;
+	}
 	/*
 	 * The last response awaited: nothing will come to coalesce its ACK
 	 * with, and a delayed one would only land in the peer's next

@@ -186,8 +186,13 @@ static void req_segment(struct mrc_req *q, struct mrc_swqe *w,
 			d->flags |= MRC_F_SOLICIT;
 		w->last_psn = o->psn;
 		w->segmented = 1;
-		if (w->rd_atomic)
+		if (w->rd_atomic) {
 			q->rd_atomic_out++;
+			/* time its acknowledgement (mrc_comp_ack) */
+			q->rdw = 1;
+			q->rdw_psn = o->psn;
+			q->rdw_sent = q->sb.ent[o->psn & (MRC_WND - 1)].sent_us;
+		}
 		q->sq_seg++;
 	}
 }

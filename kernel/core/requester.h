@@ -155,6 +155,23 @@ struct mrc_req {
 	u32 rto_armed_us;	/* interval of the pending RTO */
 	u32 undo_ts;
 	struct mrc_cc_saved cc_saved[MRC_MAX_PATHS];
+	/*
+	 * Response time of READ/atomic requests (protocol.rst "Probe
+	 * timeout of a READ/atomic request"): rsp_rtt estimates the time
+	 * from a request's transmission to its first acknowledgement of
+	 * any kind; it times the probe of a READ/atomic tail. rdw: the
+	 * newest READ/atomic request (rdw_psn, sent at rdw_sent, tsval
+	 * clock) is watched; rdw_retx: its retransmissions when the last
+	 * ACK was applied. rdd: one that was retransmitted once and then
+	 * acknowledged by a response's first transmission (rd_resp: the
+	 * ACK being applied is such a response's) waits for a DSACK naming
+	 * rdd_psn, which proves the original arrived: then rdd_us (its
+	 * time to that response) is a sample.
+	 */
+	struct mrc_rtt rsp_rtt;
+	u8 rdw, rdw_retx, rdd, rd_resp;
+	u32 rdw_psn, rdw_sent;
+	u32 rdd_psn, rdd_us;
 };
 
 static inline struct mrc_swqe *mrc_req_swqe(const struct mrc_req *q, u32 idx)

@@ -95,3 +95,13 @@ u32 mrc_rtt_tlp(const struct mrc_rtt *r, bool one_outstanding)
 	pto = max_t(u64, pto, MRC_TLP_MIN_US);
 	return min_t(u64, pto, rto);
 }
+
+u32 mrc_rtt_pto_resp(const struct mrc_rtt *r)
+{
+	u64 srtt = r->srtt8 >> 3;
+
+	if (!r->srtt8)
+		return 0;
+	/* rttvar4 is 4 RTTVAR; srtt8 < 2^30, so this cannot overflow u32 */
+	return (u32)max_t(u64, 2 * srtt, srtt + r->rttvar4);
+}

@@ -67,4 +67,12 @@ void mrc_rtt_backoff(struct mrc_rtt *r);
  */
 u32 mrc_rtt_tlp(const struct mrc_rtt *r, bool one_outstanding);
 
+/*
+ * Probe timeout from a response-time estimator (struct mrc_req.rsp_rtt):
+ * max(2 SRTT, SRTT + 4 RTTVAR), 0 before the first sample. No floor or
+ * cap: the caller bounds it (protocol.rst "Probe timeout of a READ/atomic
+ * request").
+ */
+u32 mrc_rtt_pto_resp(const struct mrc_rtt *r);
+
 #endif /* MRC_RTT_H */

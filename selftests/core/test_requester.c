@@ -651,6 +651,278 @@ MRC_TEST(req_ack_before_send)
 	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&r->rx));
 }
 
+/* xorshift32: the deterministic schedule of the ping-pong below */
+static u32 qt_rand(u32 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/* What one READ of qt_read_once() saw. */
+struct qt_read {
+	u32 pto;		/* probe timeout armed with the request */
+	u32 probes;		/* tail-loss probes sent (0, 1) */
+	u32 probe_at;		/* after the request, us */
+	u32 done_at;		/* READ complete, after the request, us */
+	bool probe_ok;		/* the probe resent the request (TLP) */
+	bool ok;		/* completed once, with the right bytes */
+};
+
+/*
+ * One READ of 2 bytes by requester @q (the peer simulated): the request
+ * crosses the network in @net/2, the responder answers it after @svc
+ * (its service time: the response is the first thing that acknowledges
+ * the request), the response takes @net/2 back. The request is lost if
+ * @lose_req, the response if @lose_rsp. If the probe timer fires before
+ * the response, the probe resends the request; the responder, which
+ * holds the request already (unless it was lost), acknowledges the
+ * duplicate at once with a DSACK; a probe that is the first copy to
+ * arrive is answered like the original. A lost response is resent by the
+ * responder's own probe, @rsp_pto after it.
+ */
+static void qt_read_once(struct mrc_req *q, struct mrc_resp *r, u32 net,
+			 u32 svc, u32 i, bool lose_req, bool lose_rsp,
+			 u32 rsp_pto, struct qt_read *res)
+{
+	u64 t0 = mk.now, tp = 0, tr, td = ~0ULL, t;
+	u8 data[2] = { (u8)(i * 7 + 1), (u8)(i >> 3) };
+	u32 nscqe = mk.nscqe, req_psn;
+	struct mrc_ack_info a;
+	struct mrc_req_out o;
+	struct mrc_swqe *w;
+	struct mrc_src src;
+	struct mrc_pkt p;
+	int k;
+
+	memset(res, 0, sizeof(*res));
+	memcpy(mk.mem, data, 2);
+	w = qt_post(MRC_OP_READ_REQ, 2, 0);
+	w->remote_addr = MK_VA;
+	w->rkey = MK_RKEY;
+	w->signaled = 1;
+	if (mrc_req_next(q, r, &mk_e, &o) != MRC_REQ_PKT)
+		return;
+	req_psn = o.psn;
+	mrc_req_arm_rto(q, &mk_e, false);
+	res->pto = mk.timer_us[MRC_TIMER_RTO];
+	/* the response (first transmission), unless lost: then its probe */
+	tr = t0 + net + svc + (lose_rsp ? rsp_pto : 0);
+	if (lose_req || t0 + res->pto < tr) {
+		mk.now = t0 + res->pto;
+		mk.armed[MRC_TIMER_RTO] = false;	/* it fired */
+		mrc_req_timer(q, &mk_e);
+		res->probe_ok = !mrc_req_retx(q, &mk_e, &o) &&
+				o.psn == req_psn && o.cause == MRC_LOSS_TLP;
+		mrc_req_arm_rto(q, &mk_e, false);
+		res->probes = 1;
+		res->probe_at = res->pto;
+		tp = mk.now;
+		if (lose_req)	/* the probe is the request the peer runs */
+			tr = tp + net + svc;
+		else		/* a duplicate: acknowledged at once */
+			td = tp + net;
+	}
+	/* the two arrivals in time order */
+	for (k = 0; k < 2; k++) {
+		bool rsp = (k == 0) == (tr <= td);
+
+		if (rsp) {
+			mk.now = tr;
+			memset(&p, 0, sizeof(p));
+			p.opcode = MRC_OP_READ_RESP;
+			p.flags = MRC_F_FIRST | MRC_F_LAST |
+				  (lose_rsp ? MRC_F_RETX : 0);
+			p.psn = 5000 + i;
+			p.payload_len = 2;
+			p.rresp.req_psn = req_psn;
+			p.rresp.msg_len = 2;
+			memset(&src, 0, sizeof(src));
+			src.buf = mk.mem;
+			mrc_comp_resp(q, &mk_e, &p, &src);
+		} else if (td != ~0ULL) {
+			mk.now = td;
+			memset(&a, 0, sizeof(a));
+			a.cum_psn = mrc_seq_gt(q->sb.una, req_psn + 1) ?
+				    q->sb.una : req_psn + 1;
+			a.syndrome = MRC_SYN_ACK;
+			a.rwnd = MRC_WND;
+			a.tsecr = (u32)tp;
+			a.ts_path = o.path;
+			a.dsack = 1;
+			a.dsack_psn = req_psn;
+			mrc_comp_ack(q, &mk_e, &a, false);
+		}
+	}
+	res->done_at = (u32)(tr - t0);
+	res->ok = mk.nscqe == nscqe + 1 &&
+		  !mk.nerr && !q->failed &&
+		  !memcmp(mk.local, data, 2) &&
+		  !mrc_sb_outstanding(&q->sb) && !q->rd_atomic_out;
+	t = td != ~0ULL && td > tr ? td : tr;
+	mk.now = t + 20;	/* the application posts the next READ */
+}
+
+/*
+ * ib_read_lat on a clean path whose responder takes a service time
+ * comparable to the round trip, with jitter and a tail (a busy or
+ * descheduled responder CPU): network RTT 300-400 us, service 150-300 us
+ * and, for 15 % of the READs, up to 600 us more. Nothing is lost, so
+ * every tail-loss probe is spurious: a probe costs a retransmitted
+ * request and a duplicate ACK on both hosts. The probe timeout of a READ
+ * request must cover its response time (protocol.rst "Probe timeout of a
+ * READ/atomic request"): at most 1 % of the READs may be probed.
+ */
+MRC_TEST(req_read_pto_covers_response_time)
+{
+	u32 i, n = 2000, probes = 0, bad = 0, seed = 12345, net, svc;
+	struct qt_read res;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 100);
+	q->cfg.max_rd_atomic = 16;
+	mk.mr_valid = true;
+	for (i = 0; i < n; i++) {
+		net = 300 + qt_rand(&seed) % 101;
+		svc = 150 + qt_rand(&seed) % 151;
+		if (qt_rand(&seed) % 100 < 15)
+			svc += qt_rand(&seed) % 601;
+		qt_read_once(q, r, net, svc, i, false, false, 0, &res);
+		probes += res.probes;
+		bad += !res.ok + (res.probes && !res.probe_ok);
+	}
+	MRC_EXPECT_EQ(bad, 0);
+	MRC_EXPECT_EQ(mk.nscqe, n);
+	/* spurious probes: at most 1 % of the READs (prints the count) */
+	MRC_EXPECT_EQ(probes > n / 100 ? probes : 0, 0);
+}
+
+/*
+ * Loss recovery does not get slower than the bound of protocol.rst
+ * "Probe timeout of a READ/atomic request": after a warm-up like the
+ * case above, a lost READ request is resent by the probe at PTO_R =
+ * max(PTO, min(max(2 SRTT_R, SRTT_R + 4 RTTVAR_R), RTO interval)) --
+ * well before the RTO -- and the READ completes a response time later; a
+ * lost response costs the requester one probe (its duplicate ACK gives
+ * no response-time sample) and is resent by the responder's own probe.
+ */
+MRC_TEST(req_read_probe_repairs_loss_in_bound)
+{
+	u32 i, seed = 777, net, svc, pto_r, maxrt = 0, srtt8;
+	struct mrc_req_out o;
+	struct qt_read res;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 100);
+	mk.mr_valid = true;
+	for (i = 0; i < 300; i++) {
+		net = 300 + qt_rand(&seed) % 101;
+		svc = 150 + qt_rand(&seed) % 151;
+		if (qt_rand(&seed) % 100 < 15)
+			svc += qt_rand(&seed) % 601;
+		maxrt = max_t(u32, maxrt, net + svc);
+		qt_read_once(q, r, net, svc, i, false, false, 0, &res);
+		MRC_EXPECT_TRUE(res.ok);
+	}
+	pto_r = mrc_rtt_pto_resp(&q->rsp_rtt);
+	MRC_EXPECT_TRUE(pto_r > 0);
+	MRC_EXPECT_TRUE(pto_r < mrc_req_rto_interval(q));
+	/* a lost request: probed at PTO_R, complete a response time later */
+	qt_read_once(q, r, 350, 200, i++, true, false, 0, &res);
+	MRC_EXPECT_TRUE(res.ok);
+	MRC_EXPECT_TRUE(res.probe_ok);
+	MRC_EXPECT_EQ(res.probe_at, res.pto);
+	MRC_EXPECT_EQ(res.pto, max_t(u32, pto_r, MRC_TLP_MIN_US));
+	MRC_EXPECT_TRUE(res.pto <= 2 * maxrt);
+	MRC_EXPECT_EQ(res.done_at, res.pto + 350 + 200);
+	/* a lost response: one probe, no sample from its duplicate's ACK */
+	srtt8 = q->rsp_rtt.srtt8;
+	qt_read_once(q, r, 350, 200, i++, false, true, 700, &res);
+	MRC_EXPECT_TRUE(res.ok);
+	MRC_EXPECT_TRUE(res.probe_ok);
+	MRC_EXPECT_EQ(res.probe_at, res.pto);
+	MRC_EXPECT_EQ(q->rsp_rtt.srtt8, srtt8);
+	/* the next READ is timed as before */
+	qt_read_once(q, r, 350, 200, i++, false, false, 0, &res);
+	MRC_EXPECT_TRUE(res.ok);
+	MRC_EXPECT_EQ(res.probes, 0);
+	MRC_EXPECT_TRUE(q->rsp_rtt.srtt8 != srtt8);
+	/*
+	 * The responder side of the same QP: a READ response as the tail
+	 * keeps the plain PTO (its repair is not slowed by PTO_R).
+	 */
+	qt_peer_read(r, 5000, 2);
+	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	mk.armed[MRC_TIMER_RTO] = false;
+	mrc_req_arm_rto(q, &mk_e, false);
+	MRC_EXPECT_TRUE(q->tlp_armed);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO],
+		      max_t(u32, mrc_rtt_tlp(&q->paths.p[0].rtt, true),
+			    mrc_rtt_tlp(&q->paths.p[1].rtt, true)));
+	MRC_EXPECT_TRUE(mk.timer_us[MRC_TIMER_RTO] < pto_r);
+}
+
+/*
+ * Stop 14 (observe.sh's lossy ibv_rc_pingpong, whose server ended
+ * RETRY_EXC on its last SEND): the READ response-time state of a QP does
+ * not reach the probe of a SEND. After slow READs (PTO_R far above the
+ * plain PTO, the watched-request state left as READs leave it), a SEND
+ * tail -- several packets, then one -- is probed at the plain PTO, and its
+ * loss recovery is the one of a QP that never ran a READ: one probe, then
+ * RTOs, each charging one retry.
+ */
+MRC_TEST(req_send_tail_after_reads_keeps_plain_pto)
+{
+	u32 i, seed = 99, pto_r, plain;
+	struct mrc_req_out o;
+	struct qt_read res;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 100);
+	mk.mr_valid = true;
+	for (i = 0; i < 50; i++) {
+		qt_read_once(q, r, 300, 2000 + qt_rand(&seed) % 1000, i,
+			     false, false, 0, &res);
+		MRC_EXPECT_TRUE(res.ok);
+	}
+	pto_r = min_t(u32, mrc_rtt_pto_resp(&q->rsp_rtt),
+		      mrc_req_rto_interval(q));
+	/* a multi-packet SEND as the tail */
+	qt_post(MRC_OP_SEND, 3000, 0);
+	for (i = 0; i < 3; i++)
+		MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	plain = max_t(u32, mrc_rtt_tlp(&q->paths.p[0].rtt, false),
+		      mrc_rtt_tlp(&q->paths.p[1].rtt, false));
+	MRC_EXPECT_TRUE(plain < pto_r);
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_EXPECT_TRUE(q->tlp_armed);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], plain);
+	/* probe, then RTOs: one retry each */
+	mk.now += plain;
+	mrc_req_timer(q, &mk_e);
+	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
+	MRC_EXPECT_EQ(o.cause, MRC_LOSS_TLP);
+	MRC_EXPECT_EQ(q->retries, 0);
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_EXPECT_FALSE(q->tlp_armed);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], mrc_req_rto_interval(q));
+	mk.now += mk.timer_us[MRC_TIMER_RTO];
+	mrc_req_timer(q, &mk_e);
+	MRC_EXPECT_EQ(q->retries, 1);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RTO], 1);
+}
+
 MRC_TEST(req_states_covered)
 {
 	u32 i;
@@ -672,4 +944,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_uc_no_window_completes_when_sent),
 	  MRC_CASE(req_read_costs_two_packets),
 	  MRC_CASE(req_ack_before_send),
+	  MRC_CASE(req_read_pto_covers_response_time),
+	  MRC_CASE(req_read_probe_repairs_loss_in_bound),
+	  MRC_CASE(req_send_tail_after_reads_keeps_plain_pto),
 	  MRC_CASE(req_states_covered));

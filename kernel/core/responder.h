@@ -215,8 +215,21 @@ void mrc_resp_rsp_acks(struct mrc_resp *r, const struct mrc_env *e,
 		       u32 req_psn);
 
 /*
+ * Version 2, protocol.rst "Cumulative ACK on reverse data". The
+ * environment builds a sequenced packet @p of this QP (request or
+ * response, first transmission or not): cum_fill sets MRC_F_CUMACK and
+ * cum_lo (not for UC, nor while the responder is not READY). Once the
+ * packet is built and handed down, cum_sent: if it said all the pending
+ * ACK would, that ACK is not sent (the delayed-ACK timer is cancelled).
+ */
+void mrc_resp_cum_fill(const struct mrc_resp *r, struct mrc_pkt *p);
+void mrc_resp_cum_sent(struct mrc_resp *r, const struct mrc_env *e,
+		       const struct mrc_pkt *p);
+
+/*
  * A request the peer's application will see (SEND*, WRITE_IMM) is about
- * to start: send the pending ACK first. The application may react by
+ * to start: send the pending ACK first, unless the request itself can
+ * carry it (mrc_rx_cum_carries(): it then arrives with the request). The application may react by
  * invalidating or deregistering memory whose READ responses that ACK
  * retires (protocol.rst "ACK policy").
  */

@@ -2053,6 +2053,18 @@ static int fq_comp_resp(void *ctx, const struct mrc_pkt *p,
 	return mrc_comp_resp(f->q, &f->env, p, src);
 }
 
+/* Version 2: the peer's cumulative ACK on a new packet (cum_lo). */
+static bool fq_comp_cum(void *ctx, u16 cum_lo)
+{
+	struct fq *f = fq_of(ctx);
+	u32 old = f->q->sb.una;
+
+	mrc_comp_cum(f->q, &f->env, cum_lo);
+	if (f->q->sb.una != old)
+		COV(sb_cum_lo);
+	return f->q->failed;
+}
+
 static void fq_comp_progress(void *ctx)
 {
 	struct fq *f = fq_of(ctx);
@@ -2086,6 +2098,7 @@ static const struct mrc_env_ops fq_env_ops = {
 	.local_op = fq_local_op,
 	.comp_resp = fq_comp_resp,
 	.comp_progress = fq_comp_progress,
+	.comp_cum = fq_comp_cum,
 };
 
 /* The QP goes to ERR (after the engine call that said so): flush. */
@@ -2265,7 +2278,10 @@ static void fq_tx(struct fq *f)
 			p.ppsn = o.ppsn;
 			p.flags |= MRC_F_RETX;
 			COV(sb_retx);
+			/* as tp_build_psn: the cumulative ACK (version 2) */
+			mrc_resp_cum_fill(f->r, &p);
 			fq_send(f, &p, payload, o.path);
+			mrc_resp_cum_sent(f->r, &f->env, &p);
 			if (q->stop_new)
 				break;
 		}
@@ -2285,7 +2301,9 @@ static void fq_tx(struct fq *f)
 				break;
 			p.ppsn = o.ppsn;
 			COV(sb_new);
+			mrc_resp_cum_fill(f->r, &p);
 			fq_send(f, &p, payload, o.path);
+			mrc_resp_cum_sent(f->r, &f->env, &p);
 		}
 		if (!q->failed) {
 			mrc_req_arm_rto(q, &f->env, false);

@@ -64,6 +64,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(sb_sacked, "sb: PSN selectively acked") \
 	X(sb_cum, "sb: cumulative point advanced") \
 	X(sb_resp_ack, "sb: a response acknowledged its request (implicit ACK)") \
+	X(sb_cum_lo, "sb: a packet's cum_lo acknowledged (version 2)") \
 	X(sb_lost_ack, "sb: lost by the per-path ACK rule") \
 	X(sb_lost_rto, "sb: lost by RTO") \
 	X(sb_lost_tlp, "sb: lost by tail-loss probe") \

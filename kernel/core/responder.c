@@ -89,7 +89,8 @@ void mrc_resp_flush_ack(struct mrc_resp *r, const struct mrc_env *e)
 
 void mrc_resp_cum_fill(const struct mrc_resp *r, struct mrc_pkt *p)
 {
-	if (!mrc_resp_ready(r) || r->cfg.uc || !mrc_op_sequenced(p->opcode))
+	if (!mrc_resp_ready(r) || r->cfg.uc || (p->flags & MRC_F_UC) ||
+	    !mrc_op_sequenced(p->opcode))
 		return;
 	p->flags |= MRC_F_CUMACK;
 	p->cum_lo = (u16)r->rx.cum;

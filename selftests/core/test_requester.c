@@ -1117,6 +1117,38 @@ MRC_TEST(req_read_pingpong_two_packets)
 	mk.comp_q = NULL;
 }
 
+/*
+ * The cumulative ACK on a packet completes a WQE that failed locally:
+ * the QP goes to ERR, and the packet that carried it is not placed
+ * (nothing is placed after the QP errored).
+ */
+MRC_TEST(req_cum_lo_failing_qp_drops_packet)
+{
+	struct qt_side a, b;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	MRC_EXPECT_EQ(qt_send(&a, MRC_OP_WRITE, 0, &p), 1);
+	MRC_EXPECT_EQ(qt_recv(&b, &p, "ab"), 0);
+	/* A's WQE turns out bad (e.g. its MR went away before completion) */
+	mrc_req_swqe(a.q, 0)->status = MRC_WC_LOC_PROT_ERR;
+	MRC_EXPECT_EQ(qt_send(&b, MRC_OP_WRITE, 8, &p), 1);
+	MRC_EXPECT_EQ(p.flags & MRC_F_CUMACK, MRC_F_CUMACK);
+	qt_recv(&a, &p, "cd");
+	MRC_EXPECT_TRUE(a.q->failed);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_LOC_PROT_ERR);
+	/* B's WRITE was not placed nor received */
+	MRC_EXPECT_EQ(memcmp(mk.mem + 8, "cd", 2) != 0, 1);
+	MRC_EXPECT_EQ(mrc_rx_check(&a.r->rx, p.psn), MRC_RX_NEW);
+	mk.comp_q = NULL;
+}
+
 MRC_TEST(req_states_covered)
 {
 	u32 i;
@@ -1143,4 +1175,5 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_send_tail_after_reads_keeps_plain_pto),
 	  MRC_CASE(req_write_pingpong_two_packets),
 	  MRC_CASE(req_read_pingpong_two_packets),
+	  MRC_CASE(req_cum_lo_failing_qp_drops_packet),
 	  MRC_CASE(req_states_covered));

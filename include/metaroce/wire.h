@@ -81,8 +81,7 @@ struct mrc_bth {
 	__be32	ppsn;		/* per-path packet sequence number */
 	__be32	tsval;		/* sender clock, microseconds mod 2^32 */
 	__be16	payload_len;	/* bytes of payload after the extension */
-	__be16	cum_lo;		/* MRC_F_CUMACK: low 16 bits of the sender's
-				 * receive cum; else 0, ignored on receive */
+	__be16	cum_lo;		/* CUMACK: low 16 bits of sender's rx cum */
 } __packed;
 
 /* BTH flags */

@@ -321,6 +321,7 @@ void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
 void metaroce_tp_send_ack(struct metaroce_qp *qp, struct sk_buff_head *out,
 			  u8 syndrome, u32 nak_psn);
 void metaroce_tp_resp_flush(struct metaroce_qp *qp);
+void metaroce_tp_resp_leave(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 			 struct sk_buff *skb);
 void metaroce_tp_resp_reset(struct metaroce_qp *qp);

@@ -87,6 +87,13 @@ void mrc_resp_flush_ack(struct mrc_resp *r, const struct mrc_env *e)
 		mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
 }
 
+void mrc_resp_leave(struct mrc_resp *r, const struct mrc_env *e)
+{
+	if (mrc_resp_ready(r) && !r->cfg.uc && mrc_rx_ack_pending(&r->rx))
+		mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
+	mrc_resp_stop(r);
+}
+
 void mrc_resp_cum_fill(const struct mrc_resp *r, struct mrc_pkt *p)
 {
 	if (!mrc_resp_ready(r) || r->cfg.uc || (p->flags & MRC_F_UC) ||

@@ -163,6 +163,16 @@ static inline bool mrc_resp_ready(const struct mrc_resp *r)
 }
 
 /*
+ * The QP leaves the states that receive (RTR, RTS, SQD) because its owner
+ * moves it to ERR or RESET or destroys it: send the pending ACK now, then
+ * stop (state OFF). The messages that ACK covers were delivered -- the
+ * application may have seen their completions and be closing because of
+ * them -- and no timer of this QP fires again; version 2 leaves a
+ * request's LAST packet to the delayed ACK (protocol.rst "ACK policy").
+ */
+void mrc_resp_leave(struct mrc_resp *r, const struct mrc_env *e);
+
+/*
  * A sequenced packet arrived for a READY responder (not ACK, PROBE or
  * UD): headers parsed, from the peer; its payload is byte p->hdr_len of
  * @pkt. @ce: the IP header carried CE. Returns MRC_RESP_* bits. With

@@ -504,6 +504,11 @@ static void qt_wire(const struct mrc_req *q, const struct mrc_req_out *o,
 		p->write.rkey = w->rkey;
 		p->write.msg_len = w->len;
 		p->write.offset = d->offset;
+	} else if (d->opcode == MRC_OP_SEND) {
+		w = mrc_req_swqe(q, d->idx);
+		p->send.rmsn = w->msn;
+		p->send.msg_len = w->len;
+		p->send.offset = d->offset;
 	} else if (d->opcode == MRC_OP_READ_RESP) {
 		p->rresp.req_psn = d->req_psn;
 		p->rresp.offset = d->offset;
@@ -1149,6 +1154,68 @@ MRC_TEST(req_cum_lo_failing_qp_drops_packet)
 	mk.comp_q = NULL;
 }
 
+/*
+ * fio's rdma engine, verb=send: A SENDs, B's application counts the
+ * messages and, after the last one, moves its QP to ERR (rdma_disconnect)
+ * or destroys it -- sooner than the delayed-ACK timer fires. The ACK of a
+ * message whose receive completion B's application has seen must still
+ * reach A: the QP sends its pending ACK when it leaves RTS (protocol.rst
+ * "ACK policy"). Without it A resends to a QP that no longer answers
+ * until RETRY_EXC_ERR (consumers-quick, stop 13), where version 1 had
+ * acknowledged the LAST packet at once.
+ */
+MRC_TEST(req_send_acked_when_receiver_leaves)
+{
+	struct qt_side a, b;
+	struct mrc_pkt p;
+	u32 n0;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	mk.rq_wr_id[0] = 0x77;
+	mk.rq_len[0] = 64;
+	mk.rq_posted = 1;
+	MRC_EXPECT_EQ(qt_send(&a, MRC_OP_SEND, 0, &p), 1);
+	MRC_EXPECT_EQ(qt_recv(&b, &p, "ab"), 0);	/* the ACK is delayed */
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);			/* B's app has it */
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0x77);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	/* B's application: QP to ERR, as the kernel does it */
+	n0 = mk.nemit;
+	mrc_resp_leave(b.r, &mk_e);
+	mrc_resp_flush(b.r, &mk_e, 0);
+	MRC_EXPECT_FALSE(mrc_resp_ready(b.r));
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
+	MRC_EXPECT_EQ(mk.nemit - n0, 1);
+	MRC_EXPECT_EQ(mk.emit[n0].opcode, MRC_OP_ACK);
+	MRC_EXPECT_EQ(mk.emit[n0].ack.cum_psn, 101);
+	/* A: acknowledged, its SEND completes successfully */
+	mk.q = a.q;
+	mk.comp_q = NULL;
+	qt_deliver_acks(n0, a.q);
+	mrc_comp_complete(a.q, &mk_e);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&a.q->sb), 0);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	/* leaving again (RESET, destroy) sends nothing more */
+	mrc_resp_leave(b.r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit - n0, 1);
+	/* nothing pending: leaving sends nothing */
+	qt_pair(&a, &b);
+	mrc_resp_leave(b.r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	/* a UC QP never acknowledges */
+	qt_pair(&a, &b);
+	b.r->cfg.uc = 1;
+	b.r->rx.unacked = 1;
+	mrc_resp_leave(b.r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+}
+
 MRC_TEST(req_states_covered)
 {
 	u32 i;
@@ -1176,4 +1243,5 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_write_pingpong_two_packets),
 	  MRC_CASE(req_read_pingpong_two_packets),
 	  MRC_CASE(req_cum_lo_failing_qp_drops_packet),
+	  MRC_CASE(req_send_acked_when_receiver_leaves),
 	  MRC_CASE(req_states_covered));

@@ -1216,6 +1216,43 @@ MRC_TEST(req_send_acked_when_receiver_leaves)
 	MRC_EXPECT_EQ(mk.nemit, 0);
 }
 
+/*
+ * A packet that carries the cumulative ACK (and so cancelled its sender's
+ * pending ACK) but that the receiver RNR-NAKs -- a SEND with no receive
+ * posted, fio's ping-pong pattern -- still delivers that ACK: cum_lo is
+ * applied when the packet is dispatched, before the receive WQE is
+ * taken. (Stop 13 suspected the opposite for the fio send failure.)
+ */
+MRC_TEST(req_cum_lo_applied_on_rnr_naked_send)
+{
+	struct qt_side a, b;
+	struct mrc_pkt p;
+	u32 n0;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	MRC_EXPECT_EQ(qt_send(&a, MRC_OP_WRITE, 0, &p), 1);
+	MRC_EXPECT_EQ(qt_recv(&b, &p, "ab"), 0);
+	MRC_ASSERT_TRUE(mrc_rx_ack_pending(&b.r->rx));
+	/* B's SEND carries the ACK of A's WRITE: B's pending ACK is gone */
+	MRC_EXPECT_EQ(qt_send(&b, MRC_OP_SEND, 0, &p), 1);
+	MRC_EXPECT_EQ(p.flags & MRC_F_CUMACK, MRC_F_CUMACK);
+	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&b.r->rx));
+	/* A has no receive posted: RNR NAK, and A's WRITE is acknowledged */
+	n0 = mk.nemit;
+	qt_recv(&a, &p, "cd");
+	MRC_ASSERT_TRUE(mk.nemit - n0 == 1);
+	MRC_EXPECT_EQ(mk.emit[n0].ack.syndrome, MRC_SYN_RNR);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&a.q->sb), 0);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	mk.comp_q = NULL;
+}
+
 MRC_TEST(req_states_covered)
 {
 	u32 i;
@@ -1244,4 +1281,5 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_read_pingpong_two_packets),
 	  MRC_CASE(req_cum_lo_failing_qp_drops_packet),
 	  MRC_CASE(req_send_acked_when_receiver_leaves),
+	  MRC_CASE(req_cum_lo_applied_on_rnr_naked_send),
 	  MRC_CASE(req_states_covered));

@@ -80,9 +80,12 @@ struct sk_buff *metaroce_tp_probe_skb(struct metaroce_qp *qp, u32 psn,
 
 /*
  * Build the packet of outgoing @psn from its descriptor (first send or
- * retransmission). Returns NULL when it cannot be built (memory gone).
+ * retransmission), with the cumulative ACK of the incoming PSN space
+ * (version 2: it may replace the pending ACK, core/responder.h). Returns
+ * NULL when it cannot be built (memory gone).
  */
-struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp, u32 psn,
+struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp,
+				      const struct mrc_env *e, u32 psn,
 				      u32 ppsn, u8 path, bool retx)
 {
 	struct metaroce_tps *s = qp->tp.s;
@@ -103,6 +106,7 @@ struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp, u32 psn,
 	p.ppsn = ppsn;
 	p.tsval = (u32)tp_now_us();
 	p.payload_len = d->len;
+	mrc_resp_cum_fill(&s->resp, &p);
 
 	switch (d->kind) {
 	case TP_PKT_REQ:
@@ -210,6 +214,7 @@ struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp, u32 psn,
 		return NULL;
 	}
 	metaroce_tp_build_end(skb);
+	mrc_resp_cum_sent(&s->resp, e, &p);
 	metaroce_tp_stat_inc(qp->mdev, TP_STAT_TX_DATA);
 	trace_metaroce_tx(qp->ibqp.qp_num, p.opcode, psn, ppsn, path,
 			  s->req.paths.p[path].sport, d->len, retx);

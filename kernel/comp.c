@@ -41,6 +41,21 @@ int metaroce_tp_comp_resp(struct metaroce_qp *qp, const struct mrc_pkt *p,
 	return mrc_comp_resp(&qp->tp.s->req, &e, p, src);
 }
 
+/*
+ * A new packet from the peer carried its cumulative ACK of our PSN space
+ * (version 2, core/completer.h mrc_comp_cum()). True if the QP failed.
+ */
+bool metaroce_tp_comp_cum(struct metaroce_qp *qp, u16 cum_lo,
+			  struct sk_buff_head *out)
+{
+	struct metaroce_tp_ctx c;
+	struct mrc_env e;
+
+	metaroce_tp_env(&e, &c, qp, out);
+	mrc_comp_cum(&qp->tp.s->req, &e, cum_lo);
+	return qp->tp.s->req.failed;
+}
+
 /* Complete send WQEs in posting order (core/completer.h). */
 void metaroce_tp_complete(struct metaroce_qp *qp, struct sk_buff_head *out)
 {

@@ -345,6 +345,13 @@ static int tp_env_comp_resp(void *ctx, const struct mrc_pkt *p,
 	return metaroce_tp_comp_resp(tp_ctx_qp(ctx), p, src);
 }
 
+static bool tp_env_comp_cum(void *ctx, u16 cum_lo)
+{
+	struct metaroce_tp_ctx *c = ctx;
+
+	return metaroce_tp_comp_cum(c->qp, cum_lo, c->out);
+}
+
 static void tp_env_comp_progress(void *ctx)
 {
 	struct metaroce_tp_ctx *c = ctx;
@@ -380,6 +387,7 @@ const struct mrc_env_ops metaroce_tp_env_ops = {
 	.trace_timer = tp_env_trace_timer,
 	.comp_resp = tp_env_comp_resp,
 	.comp_progress = tp_env_comp_progress,
+	.comp_cum = tp_env_comp_cum,
 };
 
 void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,

@@ -236,8 +236,20 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 	struct metaroce_tp *tp = &qp->tp;
 	struct metaroce_tps *s = tp->s;
 	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct sk_buff_head q;
 	bool kick = false;
 
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET) {
+		/*
+		 * Before the timers stop: the delayed ACK of what the
+		 * application already received (core/responder.h).
+		 */
+		__skb_queue_head_init(&q);
+		spin_lock_bh(&tp->lock);
+		metaroce_tp_resp_leave(qp, &q);
+		spin_unlock_bh(&tp->lock);
+		metaroce_tp_xmit_queue(qp, &q);
+	}
 	if (state == IB_QPS_RESET && in_task()) {
 		tp_quiesce(qp);
 	} else if (state == IB_QPS_ERR && in_task()) {
@@ -298,10 +310,15 @@ void metaroce_tp_qp_destroy(struct metaroce_qp *qp)
 {
 	struct metaroce_tp *tp = &qp->tp;
 	struct metaroce_tps *s = tp->s;
+	struct sk_buff_head q;
 
+	__skb_queue_head_init(&q);
 	spin_lock_bh(&tp->lock);
+	if (s && !tp->dead)
+		metaroce_tp_resp_leave(qp, &q);	/* the pending ACK */
 	tp->dead = true;
 	spin_unlock_bh(&tp->lock);
+	metaroce_tp_xmit_queue(qp, &q);
 	hrtimer_cancel(&tp->rto_timer);
 	hrtimer_cancel(&tp->rnr_timer);
 	hrtimer_cancel(&tp->ack_timer);

@@ -94,6 +94,19 @@ void metaroce_tp_resp_flush(struct metaroce_qp *qp)
 		       qp->ibqp.srq ? 0 : qp->rq.num_slots);
 }
 
+/*
+ * The owner moves the QP to ERR or RESET or destroys it: the pending ACK
+ * goes into @out, and the responder stops (core/responder.h).
+ */
+void metaroce_tp_resp_leave(struct metaroce_qp *qp, struct sk_buff_head *out)
+{
+	struct metaroce_tp_ctx c;
+	struct mrc_env e;
+
+	metaroce_tp_env(&e, &c, qp, out);
+	mrc_resp_leave(&qp->tp.s->resp, &e);
+}
+
 /* RESET, destroy: forget everything (held packets are freed). */
 void metaroce_tp_resp_reset(struct metaroce_qp *qp)
 {

@@ -300,7 +300,8 @@ struct sk_buff *metaroce_tp_build_begin(const struct mrc_pkt *p,
 void metaroce_tp_build_end(struct sk_buff *skb);
 struct sk_buff *metaroce_tp_probe_skb(struct metaroce_qp *qp, u32 psn,
 				      u16 sport);
-struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp, u32 psn,
+struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp,
+				      const struct mrc_env *e, u32 psn,
 				      u32 ppsn, u8 path, bool retx);
 struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 				    struct mrc_swqe *w);
@@ -320,6 +321,7 @@ void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,
 void metaroce_tp_send_ack(struct metaroce_qp *qp, struct sk_buff_head *out,
 			  u8 syndrome, u32 nak_psn);
 void metaroce_tp_resp_flush(struct metaroce_qp *qp);
+void metaroce_tp_resp_leave(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 			 struct sk_buff *skb);
 void metaroce_tp_resp_reset(struct metaroce_qp *qp);
@@ -336,6 +338,8 @@ void metaroce_tp_comp_ack(struct metaroce_qp *qp, struct mrc_pkt *p,
 			  struct sk_buff_head *out);
 int metaroce_tp_comp_resp(struct metaroce_qp *qp, const struct mrc_pkt *p,
 			  const struct mrc_src *src);
+bool metaroce_tp_comp_cum(struct metaroce_qp *qp, u16 cum_lo,
+			  struct sk_buff_head *out);
 int metaroce_tp_post_scqe(struct metaroce_qp *qp, const struct mrc_swqe *w,
 			  u8 status);
 void metaroce_tp_sq_consumed(struct metaroce_qp *qp, u32 tail);

@@ -67,7 +67,8 @@ static int tp_retransmit(struct metaroce_qp *qp, const struct mrc_env *e,
 	while (n < budget && !mrc_req_retx(&s->req, e, &o)) {
 		trace_metaroce_retransmit(qp->ibqp.qp_num, o.psn, o.path,
 					  o.cause);
-		skb = metaroce_tp_build_psn(qp, o.psn, o.ppsn, o.path, true);
+		skb = metaroce_tp_build_psn(qp, e, o.psn, o.ppsn, o.path,
+					    true);
 		s->retx_pkts++;
 		metaroce_tp_stat_inc(qp->mdev, TP_STAT_RETX);
 		metaroce_tp_stat_inc(qp->mdev, tp_retx_stat(o.cause));
@@ -105,8 +106,8 @@ static int tp_send_new(struct metaroce_qp *qp, const struct mrc_env *e,
 			if (!skb)
 				continue;
 		} else {
-			skb = metaroce_tp_build_psn(qp, o.psn, o.ppsn, o.path,
-						    false);
+			skb = metaroce_tp_build_psn(qp, e, o.psn, o.ppsn,
+						    o.path, false);
 			if (!skb && o.resp)
 				break;
 			if (!skb)

@@ -40,6 +40,7 @@ mixes=(
 	completer="loss,reorder,dup,blackhole,flap,spike,rnr --scenario rc --requester core"
 	badwqe="badwqe2,invread,loss,reorder,dup --scenario rc --requester engines"
 	pair="loss,burst,reorder,dup,corrupt,rnr,reset,stale,badwqe2,invread --scenario rc --requester engines --pair"
+	close="close,reorder,dup,rnr,spike,reset --scenario rc --requester engines"
 )
 
 make -s -C "$ROOT/selftests/sim" fast || exit 1

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
 /*
- * metaroce wire format (protocol version 1).
+ * metaroce wire format (protocol version 2).
  *
  * The normative description is Documentation/protocol.rst; this file and
  * that document must agree. Every multi-byte field is big-endian. Headers
@@ -29,7 +29,8 @@
 #define __packed __attribute__((packed))
 #endif
 
-#define MRC_WIRE_VERSION	1
+/* 2: BTH flag CUMACK and cum_lo (protocol.rst, "Cumulative ACK ...") */
+#define MRC_WIRE_VERSION	2
 
 /* Default UDP destination port (module parameter "udp_port"). */
 #define MRC_UDP_PORT		19791
@@ -80,7 +81,7 @@ struct mrc_bth {
 	__be32	ppsn;		/* per-path packet sequence number */
 	__be32	tsval;		/* sender clock, microseconds mod 2^32 */
 	__be16	payload_len;	/* bytes of payload after the extension */
-	__be16	reserved;	/* 0 on send, ignored on receive */
+	__be16	cum_lo;		/* CUMACK: low 16 bits of sender's rx cum */
 } __packed;
 
 /* BTH flags */
@@ -90,7 +91,8 @@ struct mrc_bth {
 #define MRC_F_SOLICIT	0x08	/* solicited event (SEND*, WRITE_IMM) */
 #define MRC_F_RETX	0x10	/* retransmission (informational) */
 #define MRC_F_UC	0x20	/* UC message: SEND*, WRITE* only, no ACKREQ/RETX */
-#define MRC_F_ALL	0x3f	/* other bits: packet is rejected */
+#define MRC_F_CUMACK	0x40	/* cum_lo is valid: sequenced RC packets only */
+#define MRC_F_ALL	0x7f	/* other bits: packet is rejected */
 
 /* ---------------------------------------------------------------------
  * Opcode extensions
@@ -234,6 +236,7 @@ _Static_assert(sizeof(struct mrc_ackh) == MRC_ACKH_LEN, "ackh size");
 _Static_assert(sizeof(struct mrc_ack_path) == MRC_ACK_PATH_LEN, "ack_path");
 _Static_assert(__builtin_offsetof(struct mrc_ackh, sack) == 24, "sack off");
 _Static_assert(__builtin_offsetof(struct mrc_bth, tsval) == 16, "tsval");
+_Static_assert(__builtin_offsetof(struct mrc_bth, cum_lo) == 22, "cum_lo");
 _Static_assert((MRC_WND & (MRC_WND - 1)) == 0, "window power of two");
 _Static_assert(MRC_MAX_PATHS <= 256, "path_id is 8 bits");
 

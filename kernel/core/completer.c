@@ -588,6 +588,27 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 	return done && !q->rd_atomic_out ? MRC_COMP_ACK_NOW : 0;
 }
 
+int mrc_comp_cum(struct mrc_req *q, const struct mrc_env *e, u16 cum_lo)
+{
+	u32 cum = q->sb.una + (u16)(cum_lo - (u16)q->sb.una);
+	u64 now = e->ops->now_us(e->ctx);
+	struct mrc_ack_info a;
+
+	if (!q->anchored || q->failed ||
+	    cum - q->sb.una > q->sb.nxt - q->sb.una)
+		return -1;
+	if (cum == q->sb.una)
+		return 0;		/* nothing new */
+	memset(&a, 0, sizeof(a));
+	a.cum_psn = cum;
+	a.syndrome = MRC_SYN_ACK;
+	a.rwnd = MRC_WND;
+	/* no echo: rtt_from_echo() gives no sample of the future */
+	a.tsecr = (u32)now + 1;
+	a.ts_path = MRC_MAX_PATHS;
+	return mrc_comp_ack(q, e, &a, false) ? -1 : 0;
+}
+
 /* ------------------------------------------------- timeouts, errors */
 
 void mrc_comp_fail_oldest(struct mrc_req *q, const struct mrc_env *e,

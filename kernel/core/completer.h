@@ -54,6 +54,15 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		  const struct mrc_pkt *p, const struct mrc_src *src);
 
 /*
+ * A new packet of the peer carried its cumulative ACK of our PSN space
+ * (MRC_F_CUMACK; protocol.rst "Cumulative ACK on reverse data"): the full
+ * PSN is una + (u16)(cum_lo - una). One outside [una, nxt] is ignored;
+ * else it is applied as an ACK with only cum_psn (no SACK, path records,
+ * DSACK or echo: no RTT sample). Returns 0 if applied, -1 if ignored.
+ */
+int mrc_comp_cum(struct mrc_req *q, const struct mrc_env *e, u16 cum_lo);
+
+/*
  * Complete send WQEs in posting order: a WQE is done when all its PSNs
  * are cumulatively acknowledged and, for READ/atomic, its response has
  * been placed. An error WQE completes (with its status) once it is the

@@ -236,14 +236,23 @@ struct mrc_env_ops {
 	 * The responses to this QP's own READs/atomics arrive in the
 	 * incoming PSN space, and the responder hands them on. comp_resp:
 	 * place response @p (payload at @src) and commit its PSN; 0, or
-	 * MRC_COMP_ACK_NOW: it completed the last READ/atomic awaited,
-	 * acknowledge it at once (protocol.rst "ACK policy").
+	 * MRC_COMP_ACK_NOW: it completed the last READ/atomic awaited
+	 * (version 1 acknowledged it at once; version 2 leaves that ACK to
+	 * the next request, protocol.rst "ACK policy").
 	 * comp_progress: a response was committed (complete WQEs, and the
 	 * requester may go on).
 	 */
 	int (*comp_resp)(void *ctx, const struct mrc_pkt *p,
 			 const struct mrc_src *src);
 	void (*comp_progress)(void *ctx);
+	/*
+	 * A new sequenced packet carried the peer's cumulative ACK of our
+	 * PSN space (MRC_F_CUMACK, @cum_lo its low 16 bits): apply it
+	 * (mrc_comp_cum()). True if that failed the QP (a WQE it completed
+	 * had a local error): the packet is then dropped. May be NULL (the
+	 * field is ignored).
+	 */
+	bool (*comp_cum)(void *ctx, u16 cum_lo);
 };
 
 struct mrc_env {

@@ -116,6 +116,10 @@ static int mrc_pkt_check(const struct mrc_pkt *p)
 		return -MRC_E_QPN;
 	if (p->payload_len > MRC_MAX_PAYLOAD)
 		return -MRC_E_LEN;
+	/* CUMACK: sequenced RC packets only (not UC, UD, ACK or PROBE) */
+	if ((p->flags & MRC_F_CUMACK) &&
+	    (!mrc_op_sequenced(p->opcode) || (p->flags & MRC_F_UC)))
+		return -MRC_E_FLAGS;
 	if (!mrc_op_has_payload(p->opcode) && p->payload_len)
 		return -MRC_E_LEN;
 	/* UC: the four UC operations only, never acknowledged or resent */
@@ -214,6 +218,8 @@ int mrc_hdr_build(const struct mrc_pkt *p, void *buf, u32 buflen)
 	P32(b, mrc_bth, ppsn, p->ppsn);
 	P32(b, mrc_bth, tsval, p->tsval);
 	P16(b, mrc_bth, payload_len, p->payload_len);
+	if (p->flags & MRC_F_CUMACK)
+		P16(b, mrc_bth, cum_lo, p->cum_lo);
 	e = b + MRC_BTH_LEN;
 
 	switch (p->opcode) {
@@ -319,6 +325,8 @@ int mrc_hdr_parse(const void *buf, u32 avail, u32 pkt_len, struct mrc_pkt *p)
 	p->ppsn = G32(b, mrc_bth, ppsn);
 	p->tsval = G32(b, mrc_bth, tsval);
 	p->payload_len = G16(b, mrc_bth, payload_len);
+	if (p->flags & MRC_F_CUMACK)
+		p->cum_lo = G16(b, mrc_bth, cum_lo);
 
 	if ((u32)MRC_BTH_LEN + ext > avail)
 		return -MRC_E_TRUNC;

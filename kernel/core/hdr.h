@@ -65,6 +65,7 @@ struct mrc_pkt {
 	u32 psn;
 	u32 ppsn;
 	u32 tsval;
+	u16 cum_lo;	/* MRC_F_CUMACK: low 16 bits of the sender's rx cum */
 	/* set by parse (and returned by build): bytes before the payload */
 	u32 hdr_len;
 	union {

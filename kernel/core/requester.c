@@ -119,9 +119,9 @@ static int req_next_resp(struct mrc_req *q, struct mrc_resp *r,
 	d->va = h->kind == MRC_RSP_ATOMIC ? h->orig : h->va;
 	if (h->kind == MRC_RSP_ATOMIC) {
 		/*
-		 * No ACKREQ on responses: the requester acknowledges the
-		 * last one it awaits at once, the others with the delayed
-		 * ACK (protocol.rst "ACK policy").
+		 * No ACKREQ on responses: the requester acknowledges them
+		 * with the delayed ACK, or its next request carries it
+		 * (protocol.rst "ACK policy").
 		 */
 		d->opcode = MRC_OP_ATOMIC_RESP;
 		d->flags = MRC_F_FIRST | MRC_F_LAST;
@@ -178,7 +178,12 @@ static void req_segment(struct mrc_req *q, struct mrc_swqe *w,
 	}
 	w->seg_off += plen;
 	if (!mrc_op_has_payload(w->mrc_op) || w->seg_off == w->len) {
-		d->flags |= MRC_F_LAST | MRC_F_ACKREQ;
+		/*
+		 * No ACKREQ (version 2): the responder delays its ACK, so
+		 * that its application's reply carries it (protocol.rst
+		 * "ACK policy").
+		 */
+		d->flags |= MRC_F_LAST;
 		if ((w->send_flags & MRC_SEND_SOLICITED) &&
 		    (w->mrc_op == MRC_OP_SEND || w->mrc_op == MRC_OP_SEND_IMM ||
 		     w->mrc_op == MRC_OP_SEND_INV ||
@@ -215,7 +220,7 @@ static void req_uc_segment(struct mrc_req *q, struct mrc_swqe *w,
 	o->resp = 0;
 	req_segment(q, w, o);
 	d = &q->pkt[o->psn & (MRC_WND - 1)];
-	d->flags = (d->flags & ~MRC_F_ACKREQ) | MRC_F_UC;
+	d->flags |= MRC_F_UC;
 }
 
 /* The WQE at sq_seg is done without a packet of its own. */

@@ -82,8 +82,35 @@ void mrc_resp_ack_timer(struct mrc_resp *r, const struct mrc_env *e)
 
 void mrc_resp_flush_ack(struct mrc_resp *r, const struct mrc_env *e)
 {
+	if (mrc_resp_ready(r) && !r->cfg.uc && mrc_rx_ack_pending(&r->rx) &&
+	    !mrc_rx_cum_carries(&r->rx))
+		mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
+}
+
+void mrc_resp_leave(struct mrc_resp *r, const struct mrc_env *e)
+{
 	if (mrc_resp_ready(r) && !r->cfg.uc && mrc_rx_ack_pending(&r->rx))
 		mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
+	mrc_resp_stop(r);
+}
+
+void mrc_resp_cum_fill(const struct mrc_resp *r, struct mrc_pkt *p)
+{
+	if (!mrc_resp_ready(r) || r->cfg.uc || (p->flags & MRC_F_UC) ||
+	    !mrc_op_sequenced(p->opcode))
+		return;
+	p->flags |= MRC_F_CUMACK;
+	p->cum_lo = (u16)r->rx.cum;
+}
+
+void mrc_resp_cum_sent(struct mrc_resp *r, const struct mrc_env *e,
+		       const struct mrc_pkt *p)
+{
+	if (!(p->flags & MRC_F_CUMACK) || !mrc_resp_ready(r) ||
+	    p->cum_lo != (u16)r->rx.cum || !mrc_rx_cum_carries(&r->rx))
+		return;
+	mrc_rx_cum_carried(&r->rx);
+	e->ops->timer_cancel(e->ctx, MRC_TIMER_ACK);
 }
 
 /* One NAK per PSN and syndrome until something changes (or a retry). */
@@ -964,6 +991,19 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			       MRC_RESP_ACK;
 			break;
 		case MRC_RESP_DISPATCH:
+			/*
+			 * Version 2: the peer's cumulative ACK of our PSN
+			 * space, applied before the packet is placed (the
+			 * application sees what it retired first). Only a
+			 * new packet's: a duplicate may be a leftover of the
+			 * QP's previous life. If completing our WQEs failed
+			 * the QP (a local error), the packet is not placed.
+			 */
+			if ((p->flags & MRC_F_CUMACK) && e->ops->comp_cum &&
+			    e->ops->comp_cum(e->ctx, p->cum_lo)) {
+				next = MRC_RESP_DONE;
+				break;
+			}
 			/* not a WRITE's bytes (yet); placing says otherwise */
 			mrc_wo_record(&r->wo, p->psn, 0, 0, 0);
 			switch (p->opcode) {
@@ -1017,10 +1057,12 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			       MRC_RESP_NAK;
 			break;
 		case MRC_RESP_PLACE_RESP:
-			/* always committed; ACK now if it was the last awaited */
-			if (e->ops->comp_resp(e->ctx, p, &src) ==
-			    MRC_COMP_ACK_NOW)
-				r->rx.ack_now = 1;
+			/*
+			 * Always committed. Its ACK is the delayed one, which
+			 * the next request carries (version 2; version 1 sent
+			 * it at once after the last response awaited).
+			 */
+			e->ops->comp_resp(e->ctx, p, &src);
 			res = RESP_PLACED;
 			next = MRC_RESP_COMMIT;
 			break;

@@ -163,6 +163,16 @@ static inline bool mrc_resp_ready(const struct mrc_resp *r)
 }
 
 /*
+ * The QP leaves the states that receive (RTR, RTS, SQD) because its owner
+ * moves it to ERR or RESET or destroys it: send the pending ACK now, then
+ * stop (state OFF). The messages that ACK covers were delivered -- the
+ * application may have seen their completions and be closing because of
+ * them -- and no timer of this QP fires again; version 2 leaves a
+ * request's LAST packet to the delayed ACK (protocol.rst "ACK policy").
+ */
+void mrc_resp_leave(struct mrc_resp *r, const struct mrc_env *e);
+
+/*
  * A sequenced packet arrived for a READY responder (not ACK, PROBE or
  * UD): headers parsed, from the peer; its payload is byte p->hdr_len of
  * @pkt. @ce: the IP header carried CE. Returns MRC_RESP_* bits. With
@@ -215,8 +225,21 @@ void mrc_resp_rsp_acks(struct mrc_resp *r, const struct mrc_env *e,
 		       u32 req_psn);
 
 /*
+ * Version 2, protocol.rst "Cumulative ACK on reverse data". The
+ * environment builds a sequenced packet @p of this QP (request or
+ * response, first transmission or not): cum_fill sets MRC_F_CUMACK and
+ * cum_lo (not for UC, nor while the responder is not READY). Once the
+ * packet is built and handed down, cum_sent: if it said all the pending
+ * ACK would, that ACK is not sent (the delayed-ACK timer is cancelled).
+ */
+void mrc_resp_cum_fill(const struct mrc_resp *r, struct mrc_pkt *p);
+void mrc_resp_cum_sent(struct mrc_resp *r, const struct mrc_env *e,
+		       const struct mrc_pkt *p);
+
+/*
  * A request the peer's application will see (SEND*, WRITE_IMM) is about
- * to start: send the pending ACK first. The application may react by
+ * to start: send the pending ACK first, unless the request itself can
+ * carry it (mrc_rx_cum_carries(): it then arrives with the request). The application may react by
  * invalidating or deregistering memory whose READ responses that ACK
  * retires (protocol.rst "ACK policy").
  */

@@ -91,14 +91,14 @@ enum mrc_rx_verdict mrc_rx_on_packet(struct mrc_rx *rx,
 	else if (p->flags & (MRC_F_ACKREQ | MRC_F_LAST)) {
 		/*
 		 * protocol.rst "ACK policy": a READ/atomic request's response
-		 * may carry its ACK (the responder decides); a response's
-		 * LAST packet is acknowledged by the delayed ACK, unless a
+		 * may carry its ACK (the responder decides); any other LAST
+		 * packet is acknowledged by the delayed ACK -- or by the
+		 * reverse data sent before it fires (version 2) -- unless a
 		 * hole is open or it asks with ACKREQ.
 		 */
 		if (mrc_op_is_rd_atomic(p->opcode))
 			rx->ack_rsp = 1;
-		else if (!mrc_op_is_response(p->opcode) ||
-			 (p->flags & MRC_F_ACKREQ) || hole)
+		else if ((p->flags & MRC_F_ACKREQ) || hole)
 			rx->ack_now = 1;
 	}
 	if (!rx->ack_now && hole && rx->unacked >= rx->ack_hole)
@@ -144,6 +144,18 @@ void mrc_rx_ack_carried(struct mrc_rx *rx)
 	rx->unacked = 0;
 	rx->ack_now = 0;
 	rx->ack_rsp = 0;
+}
+
+bool mrc_rx_cum_carries(const struct mrc_rx *rx)
+{
+	return mrc_rx_ack_pending(rx) && !rx->ack_now && !rx->dsack &&
+	       rx->cum == rx->top && rx->carried < MRC_CUMACK_MAX;
+}
+
+void mrc_rx_cum_carried(struct mrc_rx *rx)
+{
+	mrc_rx_ack_carried(rx);
+	rx->carried++;
 }
 
 u16 mrc_rx_rwnd(const struct mrc_rx *rx)
@@ -194,6 +206,7 @@ void mrc_rx_build_ack(struct mrc_rx *rx, struct mrc_ack_info *a, u64 now_us)
 	rx->unacked = 0;
 	rx->ack_now = 0;
 	rx->ack_rsp = 0;
+	rx->carried = 0;
 }
 
 /* ------------------------------------------------------------------ tx */

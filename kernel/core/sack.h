@@ -60,6 +60,7 @@ struct mrc_rx {
 	 * "ACK policy").
 	 */
 	u8 ack_rsp;
+	u8 carried;			/* pending ACKs reverse data replaced */
 	u16 unacked;			/* packets since the last ACK */
 	u16 ack_every;			/* ACK at least every N packets */
 	u16 ack_hole;			/* ... every N while a hole is open */
@@ -112,6 +113,18 @@ bool mrc_rx_ack_pending(const struct mrc_rx *rx);
  * acknowledgement"): nothing is pending any more.
  */
 void mrc_rx_ack_carried(struct mrc_rx *rx);
+
+/*
+ * Version 2, protocol.rst "Cumulative ACK on reverse data": a sequenced
+ * packet carries cum in cum_lo, and replaces the pending ACK if that says
+ * nothing more (no SACK bit, no DSACK, no immediate ACK due) -- at most
+ * MRC_CUMACK_MAX times in a row, then a real ACK (echo, path records)
+ * goes anyway.
+ */
+#define MRC_CUMACK_MAX	16
+bool mrc_rx_cum_carries(const struct mrc_rx *rx);
+/* A packet carrying cum was sent and replaced the pending ACK. */
+void mrc_rx_cum_carried(struct mrc_rx *rx);
 
 /* Free receive-window slots beyond the highest PSN received. */
 u16 mrc_rx_rwnd(const struct mrc_rx *rx);

@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: GPL-2.0
 --
--- Wireshark / tshark dissector for the metaroce wire protocol, version 1
+-- Wireshark / tshark dissector for the metaroce wire protocol, version 2
 -- (Documentation/protocol.rst is normative; include/metaroce/wire.h and
 -- kernel/core/hdr.c are the reference parser this file mirrors).
 --
@@ -110,9 +110,10 @@ local HAS_PAYLOAD = {
 	[0x05] = true, [0x07] = true, [0x0b] = true, [0x0c] = true,
 }
 
-local F_FIRST, F_LAST, F_ACKREQ, F_SOLICIT, F_RETX, F_UC =
-	0x01, 0x02, 0x04, 0x08, 0x10, 0x20
-local F_ALL = 0x3f
+local F_FIRST, F_LAST, F_ACKREQ, F_SOLICIT, F_RETX, F_UC, F_CUMACK =
+	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40
+local F_ALL = 0x7f
+local VERSION = 2
 
 local syn_names = {
 	[0] = "ACK", [1] = "RNR", [2] = "INV_REQ", [3] = "REM_ACCESS",
@@ -142,13 +143,15 @@ F("f_ackreq", ProtoField.bool("metaroce.flags.ackreq", "ACKREQ", 8, nil, F_ACKRE
 F("f_solicit", ProtoField.bool("metaroce.flags.solicit", "SOLICIT", 8, nil, F_SOLICIT))
 F("f_retx", ProtoField.bool("metaroce.flags.retx", "RETX (retransmission)", 8, nil, F_RETX))
 F("f_uc", ProtoField.bool("metaroce.flags.uc", "UC (unreliable connected)", 8, nil, F_UC))
-F("f_undef", ProtoField.uint8("metaroce.flags.undefined", "Undefined bits", base.HEX, nil, 0xc0))
+F("f_cumack", ProtoField.bool("metaroce.flags.cumack", "CUMACK (cum_lo valid)", 8, nil, F_CUMACK))
+F("f_undef", ProtoField.uint8("metaroce.flags.undefined", "Undefined bits", base.HEX, nil, 0x80))
 F("path_id", ProtoField.uint8("metaroce.path_id", "Path ID", base.DEC))
 F("dst_qpn", ProtoField.uint32("metaroce.dst_qpn", "Destination QP", base.DEC))
 F("psn", ProtoField.uint32("metaroce.psn", "PSN", base.DEC))
 F("ppsn", ProtoField.uint32("metaroce.ppsn", "Per-path PSN", base.DEC))
 F("tsval", ProtoField.uint32("metaroce.tsval", "Timestamp (us)", base.DEC))
 F("payload_len", ProtoField.uint16("metaroce.payload_len", "Payload length", base.DEC))
+F("cum_lo", ProtoField.uint16("metaroce.cum_lo", "Cumulative ACK, low 16 bits", base.DEC))
 F("reserved", ProtoField.bytes("metaroce.reserved", "Reserved"))
 -- extensions (field names follow wire.h: <struct>.<member>)
 F("rmsn", ProtoField.uint32("metaroce.rmsn", "RMSN", base.DEC))
@@ -284,7 +287,8 @@ local function flag_names(flags)
 	if band(flags, F_SOLICIT) ~= 0 then n[#n + 1] = "SOLICIT" end
 	if band(flags, F_RETX) ~= 0 then n[#n + 1] = "RETX" end
 	if band(flags, F_UC) ~= 0 then n[#n + 1] = "UC" end
-	if band(flags, 0xc0) ~= 0 then n[#n + 1] = "?" end
+	if band(flags, F_CUMACK) ~= 0 then n[#n + 1] = "CUMACK" end
+	if band(flags, 0x80) ~= 0 then n[#n + 1] = "?" end
 	return table.concat(n, ",")
 end
 
@@ -560,6 +564,7 @@ function mrc.dissector(tvb, pinfo, tree)
 	fl:add(f.f_solicit, tvb(2, 1))
 	local retx_item = fl:add(f.f_retx, tvb(2, 1))
 	fl:add(f.f_uc, tvb(2, 1))
+	fl:add(f.f_cumack, tvb(2, 1))
 	fl:add(f.f_undef, tvb(2, 1))
 	bt:add(f.path_id, tvb(3, 1))
 	bt:add(f.dst_qpn, tvb(4, 4))
@@ -567,18 +572,29 @@ function mrc.dissector(tvb, pinfo, tree)
 	bt:add(f.ppsn, tvb(12, 4))
 	bt:add(f.tsval, tvb(16, 4))
 	bt:add(f.payload_len, tvb(20, 2))
-	reserved(bt, tvb, 22, 2)
+	local cumack = band(flags, F_CUMACK) ~= 0
+	if cumack then
+		bt:add(f.cum_lo, tvb(22, 2))
+	else
+		reserved(bt, tvb, 22, 2)
+	end
 
-	if version ~= 1 then bad(string.format("version %u (not 1)", version)) end
+	if version ~= VERSION then
+		bad(string.format("version %u (not %u)", version, VERSION))
+	end
 	if band(flags, bxor(0xff, F_ALL)) ~= 0 then bad("undefined flag bits set") end
 	if band(flags, F_UC) ~= 0 then
 		if op ~= OP.SEND and op ~= OP.SEND_IMM and op ~= OP.WRITE and
 		   op ~= OP.WRITE_IMM then
 			bad("UC flag on an opcode UC does not use")
 		end
-		if band(flags, F_ACKREQ + F_RETX) ~= 0 then
-			bad("UC flag together with ACKREQ or RETX")
+		if band(flags, F_ACKREQ + F_RETX + F_CUMACK) ~= 0 then
+			bad("UC flag together with ACKREQ, RETX or CUMACK")
 		end
+	end
+	if cumack and (op == OP.ACK or op == OP.PROBE or op == OP.UD_SEND or
+		       op == OP.UD_SEND_IMM) then
+		bad("CUMACK on an unsequenced packet")
 	end
 	if path >= MAX_PATHS then bad("path_id >= 16") end
 	if qpn > 0xffffff then bad("dst_qpn wider than 24 bits") end
@@ -597,7 +613,7 @@ function mrc.dissector(tvb, pinfo, tree)
 	end
 
 	local ext_len = EXT_LEN[op]
-	if ext_len == nil or version ~= 1 then
+	if ext_len == nil or version ~= VERSION then
 		if ext_len == nil then bad(string.format("unknown opcode 0x%02x", op)) end
 		info = flush_problems(root, info)
 		pinfo.cols.info:set(info)

@@ -75,7 +75,7 @@ struct mock_env {
 	bool armed[MRC_TIMER_MAX];
 	u32 timer_us[MRC_TIMER_MAX];
 	u32 cnt[MRC_CNT_MAX];
-	u32 comp_resp, comp_progress;
+	u32 comp_resp, comp_progress, comp_cum;
 	/* set: responses go to this requester's completer (two-QP tests) */
 	struct mrc_req *comp_q;
 	/* coverage across the cases of a suite: kept by mock_reset() */
@@ -286,6 +286,15 @@ static void mk_comp_progress(void *ctx)
 		mrc_comp_complete(mk.comp_q, &mk_e);
 }
 
+static bool mk_comp_cum(void *ctx, u16 cum_lo)
+{
+	mk.comp_cum++;
+	if (!mk.comp_q)
+		return false;
+	mrc_comp_cum(mk.comp_q, &mk_e, cum_lo);
+	return mk.comp_q->failed;
+}
+
 #pragma GCC diagnostic pop
 
 static const struct mrc_env_ops mk_ops = {
@@ -313,6 +322,7 @@ static const struct mrc_env_ops mk_ops = {
 	.transition = mk_transition,
 	.comp_resp = mk_comp_resp,
 	.comp_progress = mk_comp_progress,
+	.comp_cum = mk_comp_cum,
 };
 
 static const struct mrc_env mk_e = { .ops = &mk_ops, .ctx = NULL };

@@ -434,10 +434,53 @@ MRC_TEST(comp_fatal_nak_behind_hole)
 	MRC_EXPECT_TRUE(mrc_comp_give_up(q, mk.now + 100000000));
 }
 
+/*
+ * Version 2: the cumulative ACK a peer's packet carries (cum_lo, 16 bits)
+ * is applied as cum_psn = una + (u16)(cum_lo - una), through the 16- and
+ * 32-bit wraps, completing WQEs; without an RTT sample. One outside
+ * [una, nxt] is ignored. protocol.rst "Cumulative ACK on reverse data".
+ */
+MRC_TEST(comp_cum_lo_applied_wrap)
+{
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 0xfffffff0U);
+	ct_wqe(q, MRC_OP_WRITE, 10000, 10, true);	/* fff0..fff9 */
+	ct_wqe(q, MRC_OP_WRITE, 10000, 10, true);	/* fffa..0003 */
+	ct_wqe(q, MRC_OP_WRITE, 10000, 10, true);	/* 0004..000d */
+	mk.now += 100;
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 0x0005), 0);
+	MRC_EXPECT_EQ(q->sb.una, 5);
+	MRC_EXPECT_EQ(mk.nscqe, 2);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 101);
+	/* an echo-less ACK: no RTT sample */
+	MRC_EXPECT_EQ(mrc_rtt_srtt(&q->paths.p[0].rtt), 0);
+	/* behind una (an old packet), beyond nxt (never sent): ignored */
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 0x0004), -1);
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 0xfff0), -1);
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 0x000f), -1);
+	MRC_EXPECT_EQ(q->sb.una, 5);
+	MRC_EXPECT_EQ(mk.nscqe, 2);
+	MRC_EXPECT_EQ(mrc_sb_check(&q->sb), 0);
+	/* the same again: nothing new, nothing wrong */
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 0x0005), 0);
+	/* up to nxt */
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 0x000e), 0);
+	MRC_EXPECT_EQ(q->sb.una, 0xe);
+	MRC_EXPECT_EQ(mk.nscqe, 3);
+	/* a QP whose PSN space is not anchored takes none */
+	q->anchored = 0;
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 0x000f), -1);
+	MRC_EXPECT_EQ(q->sb.una, 0xe);
+}
+
 MRC_SUITE(completer,
 	  MRC_CASE(comp_ack_completes_in_order),
 	  MRC_CASE(comp_read_waits_for_response),
 	  MRC_CASE(comp_response_acks_request),
+	  MRC_CASE(comp_cum_lo_applied_wrap),
 	  MRC_CASE(comp_rnr_nak),
 	  MRC_CASE(comp_error_nak_of_acked_read),
 	  MRC_CASE(comp_anchor_and_resp_timer),

@@ -243,7 +243,10 @@ MRC_TEST(hdr_hostile_fields)
 	hdr_fill(in, MRC_OP_SEND);
 	len = hdr_make(in, buf, sizeof(buf));
 	memcpy(orig, buf, len);
-	MRC_EXPECT_EQ(hdr_edit(buf, len, 0, 2, out), -MRC_E_VERSION);
+	/* version 1 (no CUMACK) is not spoken any more */
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 0, 1, out), -MRC_E_VERSION);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 0, 3, out), -MRC_E_VERSION);
 	memcpy(buf, orig, len);
 	MRC_EXPECT_EQ(hdr_edit(buf, len, 1, 0x7f, out), -MRC_E_OPCODE);
 	memcpy(buf, orig, len);
@@ -425,12 +428,82 @@ MRC_TEST(hdr_uc_rules)
 	}
 	/* the next bit is still undefined */
 	hdr_fill(p, MRC_OP_SEND);
-	p->flags |= 0x40;
+	p->flags |= 0x80;
 	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_FLAGS);
+}
+
+/*
+ * Version 2: CUMACK (0x40) and cum_lo in BTH bytes 22-23, on every
+ * sequenced opcode; malformed (dropped) with UC, UD, ACK and PROBE.
+ * protocol.rst "Cumulative ACK on reverse data".
+ */
+MRC_TEST(hdr_cumack_rules)
+{
+	static const u8 seq[] = {
+		MRC_OP_SEND, MRC_OP_SEND_IMM, MRC_OP_SEND_INV, MRC_OP_WRITE,
+		MRC_OP_WRITE_IMM, MRC_OP_READ_REQ, MRC_OP_READ_RESP,
+		MRC_OP_CMP_SWAP, MRC_OP_FETCH_ADD, MRC_OP_ATOMIC_RESP,
+	};
+	static const u8 bad[] = {
+		MRC_OP_ACK, MRC_OP_PROBE, MRC_OP_UD_SEND, MRC_OP_UD_SEND_IMM,
+	};
+	struct mrc_pkt *p, *out;
+	u8 buf[512];
+	u32 i, len;
+
+	MRC_ALLOC(p);
+	MRC_ALLOC(out);
+	MRC_EXPECT_EQ(MRC_WIRE_VERSION, 2);
+	for (i = 0; i < ARRAY_SIZE(seq); i++) {
+		hdr_fill(p, seq[i]);
+		p->flags |= MRC_F_CUMACK;
+		p->cum_lo = 0xbeef;
+		len = hdr_make(p, buf, sizeof(buf));
+		MRC_ASSERT_TRUE(len > 0);
+		MRC_EXPECT_EQ(buf[0], 2);
+		MRC_EXPECT_EQ(buf[2] & MRC_F_CUMACK, MRC_F_CUMACK);
+		MRC_EXPECT_EQ(buf[22], 0xbe);
+		MRC_EXPECT_EQ(buf[23], 0xef);
+		MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), 0);
+		MRC_EXPECT_EQ(out->flags, p->flags);
+		MRC_EXPECT_EQ(out->cum_lo, 0xbeef);
+		/* without the flag the bytes are reserved: ignored */
+		buf[2] &= ~MRC_F_CUMACK;
+		mrc_icrc_put(buf, len - MRC_ICRC_LEN);
+		MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), 0);
+		MRC_EXPECT_EQ(out->cum_lo, 0);
+		/* not with UC */
+		if (seq[i] == MRC_OP_SEND || seq[i] == MRC_OP_WRITE) {
+			p->flags |= MRC_F_UC;
+			MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)),
+				      -MRC_E_FLAGS);
+			p->flags &= ~MRC_F_CUMACK;
+			len = hdr_make(p, buf, sizeof(buf));
+			MRC_ASSERT_TRUE(len > 0);
+			buf[2] |= MRC_F_CUMACK;
+			mrc_icrc_put(buf, len - MRC_ICRC_LEN);
+			MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0),
+				      -MRC_E_FLAGS);
+		}
+	}
+	/* not on unsequenced packets, sent or received */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		hdr_fill(p, bad[i]);
+		p->flags |= MRC_F_CUMACK;
+		MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)),
+			      -MRC_E_FLAGS);
+		p->flags &= ~MRC_F_CUMACK;
+		len = hdr_make(p, buf, sizeof(buf));
+		MRC_ASSERT_TRUE(len > 0);
+		buf[2] |= MRC_F_CUMACK;
+		mrc_icrc_put(buf, len - MRC_ICRC_LEN);
+		MRC_EXPECT_EQ(mrc_pkt_parse(buf, len, out, 0), -MRC_E_FLAGS);
+	}
 }
 
 MRC_SUITE(hdr,
 	  MRC_CASE(hdr_uc_rules),
+	  MRC_CASE(hdr_cumack_rules),
 	  MRC_CASE(hdr_ud_rules),
 	  MRC_CASE(hdr_roundtrip_every_opcode),
 	  MRC_CASE(hdr_wire_layout),

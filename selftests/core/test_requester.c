@@ -95,8 +95,8 @@ MRC_TEST(req_segments_in_order)
 	}
 	MRC_EXPECT_EQ(qt_txd(0xfffffffe)->flags, MRC_F_FIRST);
 	MRC_EXPECT_EQ(qt_txd(0xffffffff)->flags, 0);
-	MRC_EXPECT_EQ(qt_txd(0)->flags,
-		      MRC_F_LAST | MRC_F_ACKREQ | MRC_F_SOLICIT);
+	/* no ACKREQ: the reply may carry the ACK (version 2) */
+	MRC_EXPECT_EQ(qt_txd(0)->flags, MRC_F_LAST | MRC_F_SOLICIT);
 	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->first_psn, 0xfffffffe);
 	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->last_psn, 0);
 	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->segmented, 1);
@@ -104,8 +104,7 @@ MRC_TEST(req_segments_in_order)
 	/* a zero-length WRITE: one packet, FIRST and LAST */
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.psn, 1);
-	MRC_EXPECT_EQ(qt_txd(1)->flags,
-		      MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ);
+	MRC_EXPECT_EQ(qt_txd(1)->flags, MRC_F_FIRST | MRC_F_LAST);
 	MRC_EXPECT_EQ(qt_txd(1)->len, 0);
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
 	MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 4);
@@ -499,6 +498,17 @@ static void qt_wire(const struct mrc_req *q, const struct mrc_req_out *o,
 		p->read.va = w->remote_addr;
 		p->read.rkey = w->rkey;
 		p->read.len = w->len;
+	} else if (d->opcode == MRC_OP_WRITE) {
+		w = mrc_req_swqe(q, d->idx);
+		p->write.va = w->remote_addr;
+		p->write.rkey = w->rkey;
+		p->write.msg_len = w->len;
+		p->write.offset = d->offset;
+	} else if (d->opcode == MRC_OP_SEND) {
+		w = mrc_req_swqe(q, d->idx);
+		p->send.rmsn = w->msn;
+		p->send.msg_len = w->len;
+		p->send.offset = d->offset;
 	} else if (d->opcode == MRC_OP_READ_RESP) {
 		p->rresp.req_psn = d->req_psn;
 		p->rresp.offset = d->offset;
@@ -599,16 +609,17 @@ MRC_TEST(req_read_costs_two_packets)
 	MRC_EXPECT_EQ(mrc_rtt_srtt(&qa->paths.p[0].rtt) +
 		      mrc_rtt_srtt(&qa->paths.p[1].rtt), 100);
 	/*
-	 * A's ACK of the response goes at once (the last READ awaited: a
-	 * delayed one would land in B's next exchange), off the READ's
-	 * critical path, and retires the response at B: 3 packets in all
-	 * where there were 4.
+	 * A's ACK of the response is the delayed one (version 2): A's next
+	 * request carries it (req_read_pingpong_two_packets), else the
+	 * timer sends it. Version 1 sent it at once: 3 packets in all.
 	 */
 	pkts += mk.nemit - n0;
-	MRC_EXPECT_EQ(pkts, 3);
+	MRC_EXPECT_EQ(pkts, 2);
+	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&ra->rx));
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	mrc_resp_ack_timer(ra, &mk_e);
 	qt_deliver_acks(n0, qb);
 	MRC_EXPECT_EQ(mrc_sb_outstanding(&qb->sb), 0);
-	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
 	mk.comp_q = NULL;
 }
 
@@ -645,9 +656,31 @@ MRC_TEST(req_ack_before_send)
 	MRC_EXPECT_EQ(mk.nemit, 0);
 	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(qt_txd(o.psn)->opcode, MRC_OP_SEND_INV);
+	/*
+	 * Version 2: the SEND itself carries that ACK (cum_lo), applied
+	 * before the SEND at the peer; no ACK of its own.
+	 */
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	qt_wire(q, &o, &p);
+	mrc_resp_cum_fill(r, &p);
+	MRC_EXPECT_EQ(p.flags & MRC_F_CUMACK, MRC_F_CUMACK);
+	MRC_EXPECT_EQ(p.cum_lo, 5001);
+	mrc_resp_cum_sent(r, &mk_e, &p);
+	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&r->rx));
+	/* one it cannot carry (a hole: SACK news) goes out first */
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.flags = MRC_F_FIRST;
+	p.psn = 5002;
+	mrc_resp_rx(r, &mk_e, &p, pay, false);
+	MRC_ASSERT_TRUE(mrc_rx_ack_pending(&r->rx));
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	qt_post(MRC_OP_SEND, 10, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
 	MRC_EXPECT_EQ(mk.nemit, 1);
 	MRC_EXPECT_EQ(mk.emit[0].opcode, MRC_OP_ACK);
 	MRC_EXPECT_EQ(mk.emit[0].ack.cum_psn, 5001);
+	MRC_EXPECT_EQ(mk.emit[0].ack.sack[0], 2);	/* 5002 */
 	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&r->rx));
 }
 
@@ -923,6 +956,303 @@ MRC_TEST(req_send_tail_after_reads_keeps_plain_pto)
 	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RTO], 1);
 }
 
+/* ------------------------------------------- two QPs, ping-pong (v2) */
+
+/* B's send WQE ring (A's is the mock's). */
+static u8 qt_swq_b[MK_NSWQ * MK_SWQE];
+
+struct qt_side {
+	struct mrc_req *q;
+	struct mrc_resp *r;
+	u32 posted;
+};
+
+/*
+ * A (PSNs from 100, receives from 5000) and B (the other way round),
+ * two paths each, every remote right; A's completer gets responses.
+ */
+static void qt_pair(struct qt_side *a, struct qt_side *b)
+{
+	qt_setup(a->q, a->r, 100);
+	a->r->cfg.qp_access = MRC_ACC_REMOTE_WRITE | MRC_ACC_REMOTE_READ;
+	a->r->cfg.npaths = 2;
+	a->posted = 0;
+	memset(b->q, 0, sizeof(*b->q));
+	b->q->swq = qt_swq_b;
+	b->q->nswq = MK_NSWQ;
+	b->q->swqe_size = MK_SWQE;
+	b->q->paths = a->q->paths;
+	b->q->cfg = a->q->cfg;
+	b->q->anchored = 1;
+	b->q->progress_us = mk.now;
+	b->q->heard_us = mk.now;
+	mrc_sb_init(&b->q->sb, 5000, 0, MRC_DUPTHRESH_DEFAULT);
+	mrc_resp_reset(b->r, &mk_e);
+	mrc_resp_start(b->r, &mk_e, 100, 16, 8);
+	b->r->cfg.max_dest_rd_atomic = 4;
+	b->r->cfg.qp_access = MRC_ACC_REMOTE_WRITE | MRC_ACC_REMOTE_READ;
+	b->r->cfg.npaths = 2;
+	b->posted = 0;
+}
+
+/* qt_wire() with the cumulative ACK, as tp_build_psn() (version 2). */
+static void qt_wire_cum(struct qt_side *s, const struct mrc_req_out *o,
+			struct mrc_pkt *p)
+{
+	qt_wire(s->q, o, p);
+	mrc_resp_cum_fill(s->r, p);
+	mrc_resp_cum_sent(s->r, &mk_e, p);
+}
+
+/*
+ * @s posts one signaled WQE (@op, 2 bytes at MK_VA + @off of the peer)
+ * and its requester describes the packet, wired into @p as the
+ * environment builds it (tp_build_psn). Returns the packets put on the
+ * wire: the request and any ACK sent before it.
+ */
+static u32 qt_send(struct qt_side *s, u8 op, u32 off, struct mrc_pkt *p)
+{
+	struct mrc_req_out o;
+	struct mrc_swqe *w;
+	u32 n0 = mk.nemit;
+
+	mk.q = s->q;
+	mk.posted = s->posted;
+	w = qt_post(op, 2, 0);
+	s->posted = mk.posted;
+	w->remote_addr = MK_VA + off;
+	w->rkey = MK_RKEY;
+	w->signaled = 1;
+	if (mrc_req_next(s->q, s->r, &mk_e, &o) != MRC_REQ_PKT)
+		return 1000;	/* nothing to send: fails the count */
+	qt_wire_cum(s, &o, p);
+	return 1 + mk.nemit - n0;
+}
+
+/* @s receives @p (payload @pay): packets it sends in answer, at once. */
+static u32 qt_recv(struct qt_side *s, struct mrc_pkt *p, const void *pay)
+{
+	u32 n0 = mk.nemit;
+
+	mk.now += 50;
+	mk.q = s->q;
+	mk.posted = s->posted;
+	mk.comp_q = s->q;
+	mrc_resp_rx(s->r, &mk_e, p, pay, false);
+	return mk.nemit - n0;
+}
+
+/*
+ * ib_write_lat's clean path: A WRITEs 2 bytes to B, B's application sees
+ * them and WRITEs 2 bytes back, and so on. Each WRITE is acknowledged by
+ * the reply: two packets per exchange, no ACK (protocol.rst "Cumulative
+ * ACK on reverse data"). Version 1 sent B's ACK before B's reply (and
+ * A's before A's next WRITE): four.
+ */
+MRC_TEST(req_write_pingpong_two_packets)
+{
+	struct qt_side a, b;
+	struct mrc_pkt p;
+	u32 pkts = 0, i;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	for (i = 0; i < 4; i++) {
+		pkts += qt_send(&a, MRC_OP_WRITE, 0, &p);	/* A's WRITE */
+		pkts += qt_recv(&b, &p, "ab");
+		MRC_EXPECT_EQ(memcmp(mk.mem, "ab", 2), 0);
+		/* B's reply; its application saw A's bytes */
+		pkts += qt_send(&b, MRC_OP_WRITE, 8, &p);
+		/* A's WRITE is acknowledged by the reply: complete */
+		pkts += qt_recv(&a, &p, "cd");
+		MRC_EXPECT_EQ(memcmp(mk.mem + 8, "cd", 2), 0);
+		MRC_EXPECT_EQ(mrc_sb_outstanding(&a.q->sb), 0);
+		/* A's completion and B's previous one, in order */
+		MRC_EXPECT_EQ(mk.nscqe, 2 * i + 1);
+	}
+	MRC_EXPECT_EQ(pkts, 4 * 2);	/* two WRITEs per exchange */
+	/* the ACKs are pending, not sent; their timers would send them */
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&b.q->sb), 1);
+	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&a.r->rx));
+	mk.comp_q = NULL;
+}
+
+/*
+ * ib_read_lat's clean path: READ after READ. The response acknowledges
+ * its request, and the requester's ACK of the response rides on the
+ * next request: two packets per READ (IB's count). Version 1 sent that
+ * ACK at once: three.
+ */
+MRC_TEST(req_read_pingpong_two_packets)
+{
+	struct qt_side a, b;
+	struct mrc_req_out o;
+	struct mrc_pkt p;
+	u32 pkts = 0, i;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	memcpy(mk.mem, "hi", 2);
+	for (i = 0; i < 4; i++) {
+		pkts += qt_send(&a, MRC_OP_READ_REQ, 0, &p);
+		/* the request retired B's previous response */
+		MRC_EXPECT_EQ(qt_recv(&b, &p, ""), 0);
+		MRC_EXPECT_EQ(mrc_sb_outstanding(&b.q->sb), 0);
+		mk.q = b.q;
+		MRC_ASSERT_TRUE(mrc_req_next(b.q, b.r, &mk_e, &o) ==
+				MRC_REQ_PKT);
+		MRC_EXPECT_EQ(o.resp, 1);
+		qt_wire_cum(&b, &o, &p);
+		pkts++;
+		memset(mk.local, 0, 2);
+		pkts += qt_recv(&a, &p, mk.mem);
+		MRC_EXPECT_EQ(mk.nscqe, i + 1);
+		MRC_EXPECT_EQ(memcmp(mk.local, "hi", 2), 0);
+		MRC_EXPECT_EQ(mrc_sb_outstanding(&a.q->sb), 0);
+	}
+	MRC_EXPECT_EQ(pkts, 2 * 4);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	mk.comp_q = NULL;
+}
+
+/*
+ * The cumulative ACK on a packet completes a WQE that failed locally:
+ * the QP goes to ERR, and the packet that carried it is not placed
+ * (nothing is placed after the QP errored).
+ */
+MRC_TEST(req_cum_lo_failing_qp_drops_packet)
+{
+	struct qt_side a, b;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	MRC_EXPECT_EQ(qt_send(&a, MRC_OP_WRITE, 0, &p), 1);
+	MRC_EXPECT_EQ(qt_recv(&b, &p, "ab"), 0);
+	/* A's WQE turns out bad (e.g. its MR went away before completion) */
+	mrc_req_swqe(a.q, 0)->status = MRC_WC_LOC_PROT_ERR;
+	MRC_EXPECT_EQ(qt_send(&b, MRC_OP_WRITE, 8, &p), 1);
+	MRC_EXPECT_EQ(p.flags & MRC_F_CUMACK, MRC_F_CUMACK);
+	qt_recv(&a, &p, "cd");
+	MRC_EXPECT_TRUE(a.q->failed);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_LOC_PROT_ERR);
+	/* B's WRITE was not placed nor received */
+	MRC_EXPECT_EQ(memcmp(mk.mem + 8, "cd", 2) != 0, 1);
+	MRC_EXPECT_EQ(mrc_rx_check(&a.r->rx, p.psn), MRC_RX_NEW);
+	mk.comp_q = NULL;
+}
+
+/*
+ * fio's rdma engine, verb=send: A SENDs, B's application counts the
+ * messages and, after the last one, moves its QP to ERR (rdma_disconnect)
+ * or destroys it -- sooner than the delayed-ACK timer fires. The ACK of a
+ * message whose receive completion B's application has seen must still
+ * reach A: the QP sends its pending ACK when it leaves RTS (protocol.rst
+ * "ACK policy"). Without it A resends to a QP that no longer answers
+ * until RETRY_EXC_ERR (consumers-quick, stop 13), where version 1 had
+ * acknowledged the LAST packet at once.
+ */
+MRC_TEST(req_send_acked_when_receiver_leaves)
+{
+	struct qt_side a, b;
+	struct mrc_pkt p;
+	u32 n0;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	mk.rq_wr_id[0] = 0x77;
+	mk.rq_len[0] = 64;
+	mk.rq_posted = 1;
+	MRC_EXPECT_EQ(qt_send(&a, MRC_OP_SEND, 0, &p), 1);
+	MRC_EXPECT_EQ(qt_recv(&b, &p, "ab"), 0);	/* the ACK is delayed */
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);			/* B's app has it */
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0x77);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	/* B's application: QP to ERR, as the kernel does it */
+	n0 = mk.nemit;
+	mrc_resp_leave(b.r, &mk_e);
+	mrc_resp_flush(b.r, &mk_e, 0);
+	MRC_EXPECT_FALSE(mrc_resp_ready(b.r));
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
+	MRC_EXPECT_EQ(mk.nemit - n0, 1);
+	MRC_EXPECT_EQ(mk.emit[n0].opcode, MRC_OP_ACK);
+	MRC_EXPECT_EQ(mk.emit[n0].ack.cum_psn, 101);
+	/* A: acknowledged, its SEND completes successfully */
+	mk.q = a.q;
+	mk.comp_q = NULL;
+	qt_deliver_acks(n0, a.q);
+	mrc_comp_complete(a.q, &mk_e);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&a.q->sb), 0);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	/* leaving again (RESET, destroy) sends nothing more */
+	mrc_resp_leave(b.r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit - n0, 1);
+	/* nothing pending: leaving sends nothing */
+	qt_pair(&a, &b);
+	mrc_resp_leave(b.r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	/* a UC QP never acknowledges */
+	qt_pair(&a, &b);
+	b.r->cfg.uc = 1;
+	b.r->rx.unacked = 1;
+	mrc_resp_leave(b.r, &mk_e);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+}
+
+/*
+ * A packet that carries the cumulative ACK (and so cancelled its sender's
+ * pending ACK) but that the receiver RNR-NAKs -- a SEND with no receive
+ * posted, fio's ping-pong pattern -- still delivers that ACK: cum_lo is
+ * applied when the packet is dispatched, before the receive WQE is
+ * taken. (Stop 13 suspected the opposite for the fio send failure.)
+ */
+MRC_TEST(req_cum_lo_applied_on_rnr_naked_send)
+{
+	struct qt_side a, b;
+	struct mrc_pkt p;
+	u32 n0;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	MRC_EXPECT_EQ(qt_send(&a, MRC_OP_WRITE, 0, &p), 1);
+	MRC_EXPECT_EQ(qt_recv(&b, &p, "ab"), 0);
+	MRC_ASSERT_TRUE(mrc_rx_ack_pending(&b.r->rx));
+	/* B's SEND carries the ACK of A's WRITE: B's pending ACK is gone */
+	MRC_EXPECT_EQ(qt_send(&b, MRC_OP_SEND, 0, &p), 1);
+	MRC_EXPECT_EQ(p.flags & MRC_F_CUMACK, MRC_F_CUMACK);
+	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&b.r->rx));
+	/* A has no receive posted: RNR NAK, and A's WRITE is acknowledged */
+	n0 = mk.nemit;
+	qt_recv(&a, &p, "cd");
+	MRC_ASSERT_TRUE(mk.nemit - n0 == 1);
+	MRC_EXPECT_EQ(mk.emit[n0].ack.syndrome, MRC_SYN_RNR);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&a.q->sb), 0);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	mk.comp_q = NULL;
+}
+
 MRC_TEST(req_states_covered)
 {
 	u32 i;
@@ -947,4 +1277,9 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_read_pto_covers_response_time),
 	  MRC_CASE(req_read_probe_repairs_loss_in_bound),
 	  MRC_CASE(req_send_tail_after_reads_keeps_plain_pto),
+	  MRC_CASE(req_write_pingpong_two_packets),
+	  MRC_CASE(req_read_pingpong_two_packets),
+	  MRC_CASE(req_cum_lo_failing_qp_drops_packet),
+	  MRC_CASE(req_send_acked_when_receiver_leaves),
+	  MRC_CASE(req_cum_lo_applied_on_rnr_naked_send),
 	  MRC_CASE(req_states_covered));

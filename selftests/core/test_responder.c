@@ -108,7 +108,14 @@ MRC_TEST(resp_send_in_order)
 	memcpy(want + 100, rt_pay[1], 100);
 	MRC_EXPECT_MEMEQ(mk.slot_buf[0], want, 200);
 	MRC_EXPECT_EQ(mk.nerr, 0);
-	/* the LAST packet is acknowledged at once; the timer is off */
+	/*
+	 * The LAST packet (no ACKREQ) is acknowledged by the delayed ACK,
+	 * which the application's reply may carry (version 2); the timer
+	 * sends it.
+	 */
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	mrc_resp_ack_timer(r, &mk_e);
 	MRC_EXPECT_EQ(mk.nemit, 1);
 	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
 	MRC_EXPECT_EQ(rt_last_ack()->opcode, MRC_OP_ACK);
@@ -118,6 +125,13 @@ MRC_TEST(resp_send_in_order)
 	/* nothing pending: the timer sends nothing */
 	mrc_resp_ack_timer(r, &mk_e);
 	MRC_EXPECT_EQ(mk.nemit, 1);
+	/* with ACKREQ, a LAST packet is acknowledged at once */
+	rt_post_recv(0xb, MK_RBUF);
+	rt_send(&p, 102, 1, 10, 0, 10,
+		MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nemit, 2);
+	MRC_EXPECT_EQ(mk.emit[1].ack.cum_psn, 103);
 }
 
 MRC_TEST(resp_rnr_then_resend)
@@ -966,8 +980,78 @@ MRC_TEST(resp_states_covered)
 			0);
 }
 
+/*
+ * Version 2: a new packet's cum_lo goes to the completer (before the
+ * packet is placed); a duplicate's does not (it may be a leftover of an
+ * earlier life of the QP). A sequenced packet sent replaces the pending
+ * ACK at most MRC_CUMACK_MAX times in a row; then the ACK goes anyway
+ * (echo and path records for the peer), and never with SACK news.
+ */
+MRC_TEST(resp_cumack_rx_and_carry_limit)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p, d;
+	u32 i;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 100);
+	rt_post_recv(0xa, MK_RBUF);
+	rt_fill(rt_pay[0], 10, 1);
+	rt_send(&p, 100, 0, 10, 0, 10, MRC_F_FIRST | MRC_F_LAST);
+	p.flags |= MRC_F_CUMACK;
+	p.cum_lo = 0x1234;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.comp_cum, 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 1);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);	/* duplicate */
+	MRC_EXPECT_EQ(mk.comp_cum, 1);
+	mrc_resp_ack_timer(r, &mk_e);
+	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&r->rx));
+
+	/* an outgoing packet, as the environment builds it */
+	memset(&d, 0, sizeof(d));
+	d.opcode = MRC_OP_WRITE;
+	for (i = 0; i <= MRC_CUMACK_MAX; i++) {
+		memset(&p, 0, sizeof(p));
+		p.opcode = MRC_OP_READ_RESP;	/* not awaited: committed */
+		p.flags = MRC_F_FIRST;
+		p.psn = 101 + i;
+		mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+		MRC_ASSERT_TRUE(mrc_rx_ack_pending(&r->rx));
+		d.flags = 0;
+		mrc_resp_cum_fill(r, &d);
+		MRC_EXPECT_EQ(d.flags, MRC_F_CUMACK);
+		MRC_EXPECT_EQ(d.cum_lo, 102 + i);
+		mrc_resp_cum_sent(r, &mk_e, &d);
+		/* the 17th is not replaced */
+		MRC_EXPECT_EQ(mrc_rx_ack_pending(&r->rx),
+			      i == MRC_CUMACK_MAX);
+	}
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	mrc_resp_ack_timer(r, &mk_e);
+	MRC_EXPECT_EQ(mk.emit[mk.nemit - 1].ack.cum_psn, 118);
+	/* a hole: the ACK has SACK news, the packet does not replace it */
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.flags = MRC_F_FIRST;
+	p.psn = 119;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mrc_rx_ack_pending(&r->rx));
+	d.flags = 0;
+	mrc_resp_cum_fill(r, &d);
+	mrc_resp_cum_sent(r, &mk_e, &d);
+	MRC_EXPECT_EQ(d.cum_lo, 118);
+	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&r->rx));
+	/* UC QPs carry nothing */
+	r->cfg.uc = 1;
+	d.flags = MRC_F_UC;
+	mrc_resp_cum_fill(r, &d);
+	MRC_EXPECT_EQ(d.flags, MRC_F_UC);
+}
+
 MRC_SUITE(responder,
 	  MRC_CASE(resp_send_in_order),
+	  MRC_CASE(resp_cumack_rx_and_carry_limit),
 	  MRC_CASE(resp_rnr_then_resend),
 	  MRC_CASE(resp_write_last_held),
 	  MRC_CASE(resp_write_order_later_psn_wins),

@@ -288,6 +288,8 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 				f->rnr_ppm = rng_range(r, 10000, 100000);
 			f->rnrx = 1 + rng_below(r, 3);
 		}
+		else if (!strcmp(tok, "close"))
+			f->close = 1;	/* never in "all": its seeds stay */
 		else if (!strcmp(tok, "spurious"))
 			f->spurious_ppm = rng_range(r, 1000, 20000);
 		else

@@ -93,8 +93,15 @@ struct rc_conn;
 /* Faults after which an error completion / QP error is legitimate. */
 static bool rc_err_faults(void)
 {
+	/*
+	 * "close" with loss: the ACK the closing receiver sends last may be
+	 * lost, and nobody answers the requester's retries (IB alike).
+	 */
 	return W.f.dereg || W.f.qp_err || W.f.access || W.f.badwqe ||
-	       W.f.rnrx;
+	       W.f.rnrx ||
+	       (W.f.close && (W.f.loss_ppm || W.f.burst_ppm ||
+			      W.f.corrupt_ppm || W.f.blackhole_ppm ||
+			      W.f.flap_ppm));
 }
 #ifdef SIM_HAVE_REQ
 static const struct mrc_rsp *fq_b_head(struct rc_conn *c);
@@ -387,6 +394,8 @@ static int env_rq_copy(void *ctx, u32 slot, u64 offset,
 	return MRC_COPY_OK;
 }
 
+static void rc_close_arm(struct rc_conn *c);
+
 static int env_post_rcqe(void *ctx, const struct mrc_rcqe *cq)
 {
 	struct rc_conn *c = ctx;
@@ -442,6 +451,7 @@ static int env_post_rcqe(void *ctx, const struct mrc_rcqe *cq)
 			  c->mr[wr->mr].valid);
 	SIM_CHECK(!memcmp(w->buf, wr->data, wr->len),
 		  "recv %u (WR %u): payload differs", k, wi);
+	rc_close_arm(c);
 out:
 	free(w->buf);
 	w->buf = NULL;
@@ -2053,6 +2063,18 @@ static int fq_comp_resp(void *ctx, const struct mrc_pkt *p,
 	return mrc_comp_resp(f->q, &f->env, p, src);
 }
 
+/* Version 2: the peer's cumulative ACK on a new packet (cum_lo). */
+static bool fq_comp_cum(void *ctx, u16 cum_lo)
+{
+	struct fq *f = fq_of(ctx);
+	u32 old = f->q->sb.una;
+
+	mrc_comp_cum(f->q, &f->env, cum_lo);
+	if (f->q->sb.una != old)
+		COV(sb_cum_lo);
+	return f->q->failed;
+}
+
 static void fq_comp_progress(void *ctx)
 {
 	struct fq *f = fq_of(ctx);
@@ -2086,6 +2108,7 @@ static const struct mrc_env_ops fq_env_ops = {
 	.local_op = fq_local_op,
 	.comp_resp = fq_comp_resp,
 	.comp_progress = fq_comp_progress,
+	.comp_cum = fq_comp_cum,
 };
 
 /* The QP goes to ERR (after the engine call that said so): flush. */
@@ -2265,7 +2288,10 @@ static void fq_tx(struct fq *f)
 			p.ppsn = o.ppsn;
 			p.flags |= MRC_F_RETX;
 			COV(sb_retx);
+			/* as tp_build_psn: the cumulative ACK (version 2) */
+			mrc_resp_cum_fill(f->r, &p);
 			fq_send(f, &p, payload, o.path);
+			mrc_resp_cum_sent(f->r, &f->env, &p);
 			if (q->stop_new)
 				break;
 		}
@@ -2285,7 +2311,9 @@ static void fq_tx(struct fq *f)
 				break;
 			p.ppsn = o.ppsn;
 			COV(sb_new);
+			mrc_resp_cum_fill(f->r, &p);
 			fq_send(f, &p, payload, o.path);
+			mrc_resp_cum_sent(f->r, &f->env, &p);
 		}
 		if (!q->failed) {
 			mrc_req_arm_rto(q, &f->env, false);
@@ -2662,6 +2690,13 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 		for (k = 0; r >= weight[k]; k++)
 			r -= weight[k];
 		w->kind = k;
+		/*
+		 * "close": the receiver closes after the last message, a
+		 * SEND; no READ/atomic (it would owe their responses).
+		 */
+		if (W.f.close && (k == WR_READ || k == WR_CAS || k == WR_FAA ||
+				  i == nwr - 1))
+			w->kind = k = WR_SEND;
 		/* SEND_WITH_INV: keep two MRs alive; a WRITE to it just before */
 		if (k == WR_SEND_INV && nalive <= 2)
 			w->kind = WR_SEND;
@@ -3022,6 +3057,57 @@ static void rc_dereg_ev(void *arg, u64 x)
 	c->dereg_done = true;
 	COV(f_dereg);
 }
+
+#ifdef SIM_HAVE_REQ
+static void rc_close_ev(void *arg, u64 x);
+#endif
+
+/*
+ * Fault "close" (engines): the receiving application closes its QP at
+ * once after its last message, as fio's rdma server (rdma_disconnect
+ * after the last receive completion): some microseconds later, sooner
+ * than the delayed-ACK timer. The requester must still complete every
+ * WR: the QP sends its pending ACK when it leaves (protocol.rst "ACK
+ * policy"; stop 14's consumers-quick failure).
+ */
+static void rc_close_arm(struct rc_conn *c)
+{
+#ifdef SIM_HAVE_REQ
+	if (W.f.close && c->fq[1] && !c->fq[1]->creq &&
+	    c->rq_done == c->nrmsg && !c->rsp_err)
+		sim_at(rng_below(&W.rng, MRC_ACK_DELAY_US / 2), rc_close_ev, c,
+		       c->life);
+#else
+	(void)c;
+#endif
+}
+
+#ifdef SIM_HAVE_REQ
+/*
+ * Fault "close": the receiving application destroys its QP (after its
+ * last message, rc_close_arm()): as the kernel's destroy, the responder
+ * leaves (mrc_resp_leave(): its pending ACK goes out) and forgets
+ * everything; nothing of the QP runs or answers any more.
+ */
+static void rc_close_ev(void *arg, u64 x)
+{
+	struct rc_conn *c = arg;
+	struct fq *f = c->fq[1];
+	u32 i;
+
+	if (x != c->life || f->dead)
+		return;
+	COV(f_close);
+	fq_cfg(f);
+	mrc_resp_leave(f->r, &f->env);
+	mrc_resp_reset(f->r, &f->env);
+	f->dead = true;
+	for (i = 0; i < MRC_TIMER_MAX; i++)
+		timer_cancel(&f->t[i]);
+	f->ep->errored = true;
+	fq_after(f);
+}
+#endif
 
 /* Fault: an application moves its QP to error mid-run. */
 static void rc_qperr_ev(void *arg, u64 x)

@@ -64,6 +64,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(sb_sacked, "sb: PSN selectively acked") \
 	X(sb_cum, "sb: cumulative point advanced") \
 	X(sb_resp_ack, "sb: a response acknowledged its request (implicit ACK)") \
+	X(sb_cum_lo, "sb: a packet's cum_lo acknowledged (version 2)") \
 	X(sb_lost_ack, "sb: lost by the per-path ACK rule") \
 	X(sb_lost_rto, "sb: lost by RTO") \
 	X(sb_lost_tlp, "sb: lost by tail-loss probe") \
@@ -101,6 +102,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(f_access, "fault: QP without a remote access right") \
 	X(f_badwqe, "fault: an invalid send WQE") \
 	X(f_rnrx, "fault: RNR retries exceeded (finite rnr_retry)") \
+	X(f_close, "fault: receiver closed its QP after its last message") \
 	X(resp_placed, "responder: packet placed") \
 	X(resp_drop, "responder: packet left uncommitted") \
 	X(resp_held, "responder: WRITE last packet held") \
@@ -190,6 +192,8 @@ struct sim_faults {
 	u32 invread;		/* SEND_WITH_INV of an MR READ earlier */
 	u32 badwqe;		/* runs: one WQE is invalid (engines) */
 	u32 rnrx;		/* rnr_retry = rnrx - 1 (0: infinite, 7) */
+	u32 close;		/* the receiver closes its QP after its last
+				 * message (engines, rc) */
 };
 
 /* Named fault mixes for --faults (comma separated, "all", "none"). */

@@ -30,6 +30,20 @@ p1=$((${p1:-0} + ${p3:-0}))
 f1=$((${f1:-0} + ${f3:-1}))
 [ "$rc3" -eq 0 ] || rc1=1
 
+# "close" (not part of "all" either): the receiver closes its QP right
+# after its last message; every WR must still complete (stop 14)
+"$here/sim" --seeds "${SIM_SMOKE_CLOSE_SEEDS:-60}" --seed 7000000 \
+	--faults close,reorder,dup,rnr --scenario rc --requester engines 2>&1 |
+	tee "$log"
+rc4=${PIPESTATUS[0]}
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+p4=${line%% *}
+f4=$(awk '{print $3}' <<<"$line")
+[ "$rc4" -eq 0 ] || [ "${f4:-0}" -gt 0 ] || f4=1
+p1=$((p1 + ${p4:-0}))
+f1=$((f1 + ${f4:-1}))
+[ "$rc4" -eq 0 ] || rc1=1
+
 "$here/plants.sh" 2>&1 | tee "$log"
 rc2=${PIPESTATUS[0]}
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)

@@ -50,7 +50,7 @@ def crc32c(data, crc=0):
 
 
 # ------------------------------------------------------------ wire format
-VERSION = 1
+VERSION = 2
 OP = dict(SEND=0x01, SEND_IMM=0x02, SEND_INV=0x03, WRITE=0x04,
           WRITE_IMM=0x05, READ_REQ=0x06, READ_RESP=0x07, CMP_SWAP=0x08,
           FETCH_ADD=0x09, ATOMIC_RESP=0x0a, UD_SEND=0x0b, UD_SEND_IMM=0x0c,
@@ -59,13 +59,17 @@ EXT = {0x01: 16, 0x02: 16, 0x03: 16, 0x04: 32, 0x05: 32, 0x06: 16,
        0x07: 16, 0x08: 32, 0x09: 32, 0x0a: 16, 0x0b: 16, 0x0c: 16,
        0x10: 56, 0x11: 0}
 F_FIRST, F_LAST, F_ACKREQ, F_SOLICIT, F_RETX, F_UC = 1, 2, 4, 8, 0x10, 0x20
+F_CUMACK = 0x40	# version 2: BTH bytes 22-23 are cum_lo
 FL = F_FIRST | F_LAST
 BTH_LEN = 24
 MAX_MSG = 0x80000000
 
 
 def bth(op, flags, qpn, psn=0, ppsn=0, plen=0, path=0, version=VERSION,
-        tsval=0x1234, reserved=0):
+        tsval=0x1234, reserved=0, cum_lo=None):
+    """BTH; cum_lo (with F_CUMACK) goes where reserved does."""
+    if cum_lo is not None:
+        reserved = cum_lo & 0xFFFF
     return struct.pack(">BBBBIIIIHH", version, op, flags, path,
                        qpn & 0xFFFFFFFF, psn & 0xFFFFFFFF,
                        ppsn & 0xFFFFFFFF, tsval, plen & 0xFFFF, reserved)
@@ -303,7 +307,7 @@ def case_trunc(c):
 
 def case_version(c):
     q, psn = c.qpn(), c.psn()
-    for v in (0, 2, 3, 0x7F, 0x80, 0xFF):
+    for v in (0, 1, 3, 0x7F, 0x80, 0xFF):
         for op in (OP["WRITE"], OP["ACK"], OP["PROBE"]):
             ext = (writeh(c.va, c.rkey, 8, 0) if op == OP["WRITE"] else
                    ackh(psn) if op == OP["ACK"] else b"")
@@ -324,11 +328,16 @@ def case_opcode(c):
 def case_flags(c):
     q, psn, va, rk = c.qpn(), c.psn(), c.va, c.rkey
     pl = bytes([JUNK]) * 32
-    for f in (0x20, 0x40, 0x80, 0xE0, 0xFF, FL | 0x20):
+    # 0x40 (CUMACK) is valid on RC requests since version 2, not with UC
+    for f in (0x20, 0x80, 0xC0, 0xE0, 0xFF, FL | 0x20, FL | 0x60):
         c.send(pkt(OP["WRITE"], f, q, writeh(va, rk, 32, 0), pl, psn))
         c.send(pkt(OP["SEND"], f, q, sendh(0, 32, 0), pl, psn))
+    for f in (0x20, 0x40, 0x80, 0xE0, 0xFF, FL | 0x20):
         c.send(pkt(OP["ACK"], f, q, ackh(psn)))
         c.send(pkt(OP["PROBE"], f, q, b""))
+    # CUMACK on unsequenced packets (UD) is malformed
+    c.send(pkt(OP["UD_SEND"], FL | F_CUMACK, q, udh(1, 1), pl,
+               cum_lo=psn))
     # FIRST/LAST inconsistent with offsets
     c.send(pkt(OP["WRITE"], 0, q, writeh(va, rk, 32, 0), pl, psn))
     c.send(pkt(OP["WRITE"], F_FIRST, q, writeh(va, rk, 32, 0), pl, psn))

@@ -90,7 +90,8 @@ def write_pcap(path, frames):
 FIELDS = [
     "_ws.col.Protocol", "_ws.col.Info",
     "metaroce.version", "metaroce.opcode", "metaroce.flags",
-    "metaroce.flags.retx", "metaroce.flags.uc", "metaroce.path_id", "metaroce.dst_qpn",
+    "metaroce.flags.retx", "metaroce.flags.uc", "metaroce.flags.cumack",
+    "metaroce.cum_lo", "metaroce.path_id", "metaroce.dst_qpn",
     "metaroce.psn", "metaroce.ppsn", "metaroce.tsval", "metaroce.payload_len",
     "metaroce.rmsn", "metaroce.msg_len", "metaroce.offset", "metaroce.imm",
     "metaroce.inv_rkey", "metaroce.va", "metaroce.rkey", "metaroce.read.len",
@@ -113,11 +114,12 @@ CASES = []	# (name, udp payload, frame kwargs, expected dict)
 
 
 def case(name, op, flags, ext, payload=b"", psn=0, ppsn=0, path=0,
-         qpn=QPN, tsval=0x1234, v6=False, corrupt=False, raw=None, **exp):
+         qpn=QPN, tsval=0x1234, v6=False, corrupt=False, raw=None,
+         cum_lo=None, **exp):
     """Craft one packet and what the dissector must show for it."""
     if raw is None:
         pkt = F.pkt(op, flags, qpn, ext, payload, psn=psn, ppsn=ppsn,
-                    path=path, tsval=tsval)
+                    path=path, tsval=tsval, cum_lo=cum_lo)
     else:
         pkt = raw
     icrc = struct.unpack(">I", pkt[-4:])[0]
@@ -127,9 +129,10 @@ def case(name, op, flags, ext, payload=b"", psn=0, ppsn=0, path=0,
         pkt = bytes(b)
     e = {
         "_ws.col.Protocol": "METAROCE",
-        "metaroce.version": 1, "metaroce.opcode": op,
+        "metaroce.version": F.VERSION, "metaroce.opcode": op,
         "metaroce.flags": flags, "metaroce.flags.retx": 1 if flags & F.F_RETX else 0,
         "metaroce.flags.uc": 1 if flags & F.F_UC else 0,
+        "metaroce.flags.cumack": 1 if flags & F.F_CUMACK else 0,
         "metaroce.path_id": path, "metaroce.dst_qpn": qpn,
         "metaroce.psn": psn, "metaroce.ppsn": ppsn, "metaroce.tsval": tsval,
         "metaroce.payload_len": len(payload),
@@ -137,6 +140,8 @@ def case(name, op, flags, ext, payload=b"", psn=0, ppsn=0, path=0,
         "metaroce.icrc.status": 0 if corrupt else 1,
         "metaroce.icrc.calculated": F.crc32c(pkt[:-4]),
     }
+    if flags & F.F_CUMACK:
+        e["metaroce.cum_lo"] = cum_lo or 0
     if payload:	# as on the wire (corrupted or not)
         e["metaroce.payload"] = pkt[-4 - len(payload):-4].hex()
     e.update({k.replace("__", "."): v for k, v in exp.items()})
@@ -332,6 +337,32 @@ case("UC READ_REQ (malformed)", O["READ_REQ"], FL | F.F_UC,
      **{"_ws.col.Info": "READ_REQ psn 104 path 3 qp 17 len 64 [MALFORMED]",
         "_ws.expert.message": "Malformed: UC flag on an opcode UC does not use"},
      **x(va=0x3000, rkey=0x99, read__len=64))
+# --- version 2: the cumulative ACK on reverse data (CUMACK, cum_lo)
+case("WRITE carrying cum_lo", O["WRITE"], FL | F.F_CUMACK,
+     F.writeh(0x2000, 0x42, 2, 0), b"hi", psn=600, ppsn=3, path=1,
+     cum_lo=0xBEEF,
+     **{"_ws.col.Info": "WRITE psn 600 path 1 qp 17 off 0/2 len 2"},
+     **x(va=0x2000, rkey=0x42, msg_len=2, offset=0, rmsn=0, imm=0))
+case("READ_RESP carrying cum_lo 0", O["READ_RESP"], FL | F.F_CUMACK,
+     F.rresph(77, 0, 2), b"ok", psn=601, ppsn=4, path=1, cum_lo=0,
+     **{"_ws.col.Info": "READ_RESP psn 601 path 1 qp 17 req 77 off 0/2 len 2"},
+     **x(req_psn=77, offset=0, msg_len=2))
+case("malformed: CUMACK on an ACK", O["ACK"], F.F_CUMACK, ackh(10),
+     path=0, cum_lo=10,
+     **{"_ws.col.Info": "ACK cum 10 path 0 qp 17 [MALFORMED]",
+        "_ws.expert.message":
+        "Malformed: CUMACK on an unsequenced packet,"
+        "Malformed: ACK flags not 0"},
+     **x(ack__cum_psn=10, ack__nak_psn=0, ack__tsecr=0, ack__ack_delay=0,
+         ack__fair_share=0, ack__rwnd=256, ack__syndrome=0, ack__ts_path=0,
+         ack__npaths=0, ack__rnr_timer=0, ack__dsack_off=0,
+         ack__sack__count=0))
+case("malformed: UC SEND with CUMACK", O["SEND"], FL | F.F_UC | F.F_CUMACK,
+     F.sendh(13, 4, 0), b"wxyz", psn=105, ppsn=45, path=3, cum_lo=7,
+     **{"_ws.col.Info": "SEND psn 105 path 3 qp 17 rmsn 13 off 0/4 len 4 [MALFORMED]",
+        "_ws.expert.message":
+        "Malformed: UC flag together with ACKREQ, RETX or CUMACK"},
+     **x(rmsn=13, msg_len=4, offset=0, imm=0))
 
 
 def mutants(cases, n, seed=1):
@@ -468,7 +499,9 @@ def main():
                        ("metaroce.icrc.bad", 1),
                        ("metaroce.ack.syndrome > 0", 4),
                        ("metaroce.ack.sack.psn == 1200", 1),
-                       ("metaroce.malformed.expert", 4),
+                       ("metaroce.flags.cumack == 1", 4),
+                       ("metaroce.cum_lo == 0xbeef", 1),
+                       ("metaroce.malformed.expert", 6),
                        ("metaroce", len(CASES))):
             rc, rows, err = tshark(a.lua, pcap, ["frame.number"],
                                    ["-Y", flt])

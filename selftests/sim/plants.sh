@@ -58,15 +58,24 @@ for p in "${plants[@]}"; do
 		continue
 	fi
 	start=$(date +%s.%N)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	"$w/build/sim" --seeds "$seeds" --first-fail >"$w/run.log" 2>&1
-	rc=$?
+	# the smoke's runs in turn (smoke.sh): "all", then "uc", then "close"
+	rc=0
+	for args in "--seeds $seeds" \
+		"--seeds ${SIM_SMOKE_UC_SEEDS:-300} --scenario uc" \
+		"--seeds ${SIM_SMOKE_CLOSE_SEEDS:-60} $SIM_SMOKE_CLOSE_ARGS"; do
+		# shellcheck disable=SC2086
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		"$w/build/sim" $args --first-fail >"$w/run.log" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] || break
+	done
 	t=$(echo "$(date +%s.%N) - $start" | bc)
 	if [ $rc -ne 0 ] && grep -q '^FAIL seed' "$w/run.log"; then
 		printf 'plant %s: found in %.2f s, %s\n' "$name" "$t" \
 			"$(grep -m1 '^FAIL seed' "$w/run.log" | cut -d: -f1)"
 		grep -m1 '^  t=' "$w/run.log"
+		grep -m1 '^  replay:' "$w/run.log"
 		echo "  replay: selftests/sim/plants.sh ${p#"$root"/} (then the seed's replay line)"
 		pass=$((pass + 1))
 	else

@@ -90,6 +90,17 @@ struct rc_held {
 struct fq;
 struct rc_conn;
 
+/*
+ * How late an owed ACK is (protocol.rst "ACK policy"): from the first
+ * step at which the responder owes an ACK (mrc_rx_ack_pending()) to the
+ * ACK, or the packet that carries it, at most MRC_TLP_ACK_DELAY_US.
+ */
+struct rc_ackw {
+	u64 since;		/* owed since then + 1 (0: nothing owed) */
+	u64 sent;		/* ACKs emitted and cum_lo carried so far */
+	u64 seen;		/* ... at since */
+};
+
 /* Faults after which an error completion / QP error is legitimate. */
 static bool rc_err_faults(void)
 {
@@ -154,6 +165,7 @@ struct rc_conn {
 	struct sim_timer etimer[MRC_TIMER_MAX];
 	int mr_refs;
 	u32 nheld;
+	struct rc_ackw ackw;	/* the responder's owed ACK (non-engines) */
 	bool in_exec;
 	bool fq_tx_b;		/* in the responder QP's transmit round */
 	u32 badwqe_at;		/* fault: this WR's WQE is invalid */
@@ -475,6 +487,7 @@ static void env_emit(void *ctx, const struct mrc_pkt *p,
 	(void)flags;
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "responder emitted opcode %u",
 		  p->opcode);
+	c->ackw.sent++;
 	SIM_CHECK(p->path_id < e->pathsp->n, "ACK on path %u of %u",
 		  p->path_id, e->pathsp->n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
@@ -1807,6 +1820,7 @@ struct fq {			/* one QP's engines and environment */
 	struct sim_timer *t;	/* [MRC_TIMER_MAX] */
 	bool rto_fired, rnr_fired, fail_pending, dead;
 	u32 nheld;
+	struct rc_ackw ackw;
 };
 
 static u64 req_trans[MRC_REQS_NSTATES][MRC_REQS_NSTATES];
@@ -1831,6 +1845,7 @@ static void fq_emit(void *ctx, const struct mrc_pkt *p,
 	(void)flags;
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "engine emitted opcode %u",
 		  p->opcode);
+	f->ackw.sent++;
 	SIM_CHECK(p->path_id < f->q->paths.n, "ACK on path %u of %u",
 		  p->path_id, f->q->paths.n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
@@ -2239,6 +2254,7 @@ static void fq_tx(struct fq *f)
 	struct mrc_req *q = f->q;
 	struct mrc_req_out o;
 	struct mrc_pkt p;
+	bool owed;
 	int s;
 
 	if (f->dead)
@@ -2291,7 +2307,10 @@ static void fq_tx(struct fq *f)
 			/* as tp_build_psn: the cumulative ACK (version 2) */
 			mrc_resp_cum_fill(f->r, &p);
 			fq_send(f, &p, payload, o.path);
+			owed = mrc_rx_ack_pending(&f->r->rx);
 			mrc_resp_cum_sent(f->r, &f->env, &p);
+			if (owed && !mrc_rx_ack_pending(&f->r->rx))
+				f->ackw.sent++;	/* carried */
 			if (q->stop_new)
 				break;
 		}
@@ -2313,7 +2332,10 @@ static void fq_tx(struct fq *f)
 			COV(sb_new);
 			mrc_resp_cum_fill(f->r, &p);
 			fq_send(f, &p, payload, o.path);
+			owed = mrc_rx_ack_pending(&f->r->rx);
 			mrc_resp_cum_sent(f->r, &f->env, &p);
+			if (owed && !mrc_rx_ack_pending(&f->r->rx))
+				f->ackw.sent++;	/* carried */
 		}
 		if (!q->failed) {
 			mrc_req_arm_rto(q, &f->env, false);
@@ -2916,6 +2938,35 @@ static void rc_rx(u32 node, const struct mrc_pkt *p, const u8 *payload,
 	sim_fail("packet for unknown qp %u on node %u", p->dst_qpn, node);
 }
 
+/* An owed ACK goes out within MRC_TLP_ACK_DELAY_US (struct rc_ackw). */
+static void rc_ack_late(struct rc_ackw *a, const struct mrc_resp *r,
+			bool live, u32 qpn)
+{
+	/*
+	 * Not while a packet waits for a receive WQE: its RNR NAK said it
+	 * all, once per PSN ("One NAK per PSN and syndrome"), and a resend
+	 * of it without RETX is answered by nothing.
+	 */
+	if (!live || !mrc_resp_ready(r) || r->cfg.uc ||
+	    !mrc_rx_ack_pending(&r->rx) ||
+	    (r->nak_syn == MRC_SYN_RNR &&
+	     mrc_rx_check(&r->rx, r->nak_psn) == MRC_RX_NEW)) {
+		a->since = 0;
+		return;
+	}
+	if (!a->since || a->seen != a->sent) {
+		a->since = W.now + 1;
+		a->seen = a->sent;
+		return;
+	}
+	SIM_CHECK(W.now + 1 - a->since <= MRC_TLP_ACK_DELAY_US,
+		  "qp %u: ACK owed since t=%llu not sent %llu us later "
+		  "(at most %u: the delayed ACK)", qpn,
+		  (unsigned long long)(a->since - 1),
+		  (unsigned long long)(W.now + 1 - a->since),
+		  MRC_TLP_ACK_DELAY_US);
+}
+
 static void rc_check(void)
 {
 	u32 i;
@@ -2925,6 +2976,19 @@ static void rc_check(void)
 			ep_check(&rc[i].req);
 			ep_check(&rc[i].rsp);
 		}
+#ifdef SIM_HAVE_REQ
+		if (rc[i].fq[0] && !rc[i].fq_borrowed) {
+			struct fq *f;
+
+			for (u32 k = 0; k < 2; k++) {
+				f = rc[i].fq[k];
+				rc_ack_late(&f->ackw, f->r, !f->dead,
+					    f->ep->qpn);
+			}
+		} else if (!rc[i].fq[0])
+#endif
+			rc_ack_late(&rc[i].ackw, rc[i].r, !rc[i].rsp_err,
+				    rc[i].rsp.qpn);
 		SIM_CHECK(rc[i].r->nheld <= MRC_HELD_MAX &&
 			  rc[i].r->nheld == rc[i].nheld,
 			  "held packets: engine %u, environment %u",

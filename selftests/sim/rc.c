@@ -174,6 +174,7 @@ struct rc_conn {
 	u32 exec_psn;
 	u8 *atomic_execs;	/* per WR */
 	u32 life;
+	u32 old_nxt_q, old_nxt_s;	/* the previous life's send nxt */
 	bool dereg_done;
 	u32 dereg_mr;
 	u64 dereg_at;
@@ -1821,6 +1822,7 @@ struct fq {			/* one QP's engines and environment */
 	bool rto_fired, rnr_fired, fail_pending, dead;
 	u32 nheld;
 	struct rc_ackw ackw;
+	int rx_v;		/* verdict of the packet in mrc_resp_rx(), or -1 */
 };
 
 static u64 req_trans[MRC_REQS_NSTATES][MRC_REQS_NSTATES];
@@ -2084,6 +2086,10 @@ static bool fq_comp_cum(void *ctx, u16 cum_lo)
 	struct fq *f = fq_of(ctx);
 	u32 old = f->q->sb.una;
 
+	/* protocol.rst: a duplicate may be a leftover of another life */
+	SIM_CHECK(f->rx_v == MRC_RX_NEW,
+		  "qp %u: cum_lo %u of a packet that is not new (verdict %d) "
+		  "applied", f->ep->qpn, cum_lo, f->rx_v);
 	mrc_comp_cum(f->q, &f->env, cum_lo);
 	if (f->q->sb.una != old)
 		COV(sb_cum_lo);
@@ -2407,7 +2413,9 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		}
 		fq_cfg(f);
 		old = q->sb.una;
+		f->rx_v = v0;
 		ret = mrc_resp_rx(f->r, &f->env, p, h, ce);
+		f->rx_v = -1;
 		/* a response's implicit ACK: what it retired, the peer has */
 		if (!f->dead) {
 			if (q->sb.una != old)
@@ -2546,6 +2554,7 @@ static struct fq *fq_new(struct rc_conn *c, int side)
 	f->q = calloc(1, sizeof(*f->q));
 	f->r = calloc(1, sizeof(*f->r));
 	f->t = calloc(MRC_TIMER_MAX, sizeof(*f->t));
+	f->rx_v = -1;
 	if (!f->q || !f->r || !f->t)
 		abort();
 	f->q->swq = calloc(CQ_NSWQ, CQ_SWQE_SIZE);
@@ -3225,6 +3234,22 @@ static void rc_life(u32 nwr)
 		 */
 		if (!rng_below(&W.rng, 4) && !(W.f.stale && life))
 			isn_q = 0u - (u32)rng_below(&W.rng, 300);
+		/*
+		 * "stale", in half the runs: the new PSN spaces begin a
+		 * multiple of 2^16 after where the old ones ended (a little
+		 * before), so that the cum_lo of the old life's packets still
+		 * in flight names PSNs of the new life (version 2: only a new
+		 * packet's cum_lo is applied; these are out of the window).
+		 */
+		if (W.f.stale && life && rng_below(&W.rng, 2)) {
+			isn_q = c->old_nxt_q + 0x10000 *
+				(u32)rng_range(&W.rng, 1, 0xff) -
+				(u32)rng_below(&W.rng, 32);
+			isn_s = c->old_nxt_s + 0x10000 *
+				(u32)rng_range(&W.rng, 1, 0xff) -
+				(u32)rng_below(&W.rng, 32);
+			COV(f_stale_alias);
+		}
 		c->req.life = c->rsp.life = life;
 		ep_init(&c->req, c->req.node, c->rsp.node, c->req.qpn,
 			c->rsp.qpn, isn_q, isn_s, np, &req_ops, c);
@@ -3497,6 +3522,8 @@ void scn_rc(void)
 			if (!W.f.stale)
 				fab_drop_inflight();
 			for (k = 0; k < rc_n; k++) {
+				rc[k].old_nxt_q = rc[k].req.sbp->nxt;
+				rc[k].old_nxt_s = rc_rsp_sb(&rc[k])->nxt;
 				rc_free_life(&rc[k]);
 				rc[k].life++;
 				for (u32 m = 0; m < RC_NMR; m++)

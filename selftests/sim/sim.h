@@ -103,6 +103,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(f_badwqe, "fault: an invalid send WQE") \
 	X(f_rnrx, "fault: RNR retries exceeded (finite rnr_retry)") \
 	X(f_close, "fault: receiver closed its QP after its last message") \
+	X(f_stale_alias, "fault: old life's cum_lo names new-life PSNs") \
 	X(resp_placed, "responder: packet placed") \
 	X(resp_drop, "responder: packet left uncommitted") \
 	X(resp_held, "responder: WRITE last packet held") \

@@ -1961,9 +1961,42 @@ static void fq_qp_error(void *ctx, u8 event)
 	}
 }
 
+/*
+ * The tail-loss probe's timeout (protocol.rst "Timers"): the PTO of the
+ * paths, or for a READ/atomic request at the tail (its acknowledgement
+ * waits for the responder's service too) PTO_R = max(PTO, min(the
+ * response-time PTO, the RTO interval)).
+ */
+static void fq_pto_check(const struct fq *f, u32 us)
+{
+	const struct mrc_req *q = f->q;
+	bool one = mrc_sb_outstanding(&q->sb) == 1, rd = false;
+	const struct mrc_txd *d;
+	u32 i, psn, pto = 0, want;
+
+	for (i = 0; i < q->paths.n; i++)
+		pto = max_t(u32, pto, mrc_rtt_tlp(&q->paths.p[i].rtt, one));
+	if (!pto)
+		pto = MRC_RTO_INIT_US;
+	if (!mrc_sb_tlp_psn(&q->sb, &psn)) {
+		d = &q->pkt[psn & (MRC_WND - 1)];
+		rd = d->kind == MRC_TXD_REQ && mrc_op_is_rd_atomic(d->opcode);
+	}
+	want = !rd ? pto :
+	       max_t(u32, pto, min_t(u32, mrc_rtt_pto_resp(&q->rsp_rtt),
+				     mrc_req_rto_interval(q)));
+	if (rd && want > pto)
+		COV(req_pto_r);
+	SIM_CHECK(us == want, "qp %u: probe timeout %u us, %u expected "
+		  "(PTO %u, %s tail)", f->ep->qpn, us, want, pto,
+		  rd ? "READ/atomic request" : "other");
+}
+
 static void fq_timer_arm(void *ctx, u8 t, u32 us)
 {
 	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	if (t == MRC_TIMER_RTO && fq_of(ctx)->q->tlp_armed)
+		fq_pto_check(fq_of(ctx), us);
 	timer_arm(&fq_of(ctx)->t[t], us);
 }
 

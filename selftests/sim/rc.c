@@ -2120,10 +2120,20 @@ static bool fq_comp_cum(void *ctx, u16 cum_lo)
 	u32 old = f->q->sb.una;
 
 	/* protocol.rst: a duplicate may be a leftover of another life */
+	/* the PSN it names: una + ((cum_lo - una) mod 2^16) */
+	u32 want = old + (u16)(cum_lo - (u16)old);
+	bool in = f->q->anchored && !f->q->failed &&
+		  want - old <= f->q->sb.nxt - old;
+
 	SIM_CHECK(f->rx_v == MRC_RX_NEW,
 		  "qp %u: cum_lo %u of a packet that is not new (verdict %d) "
 		  "applied", f->ep->qpn, cum_lo, f->rx_v);
 	mrc_comp_cum(f->q, &f->env, cum_lo);
+	/* ... within [una, nxt]: applied as an ACK of cum_psn = that PSN */
+	SIM_CHECK(!in || f->q->failed || mrc_seq_geq(f->q->sb.una, want),
+		  "qp %u: cum_lo %u names psn %u in [una %u, nxt %u], "
+		  "una is %u after it", f->ep->qpn, cum_lo, want, old,
+		  f->q->sb.nxt, f->q->sb.una);
 	if (f->q->sb.una != old)
 		COV(sb_cum_lo);
 	return f->q->failed;

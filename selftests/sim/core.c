@@ -411,6 +411,8 @@ void fab_send(u32 src, u32 dst, u16 sport, const struct mrc_pkt *p,
 	w->dst = dst;
 	w->sport = sport;
 	hl = mrc_hdr_build(p, w->buf, sizeof(w->buf));
+	if (hl <= 0 || hl + p->payload_len + MRC_ICRC_LEN > SIM_PKT_MAX)
+		free(w);	/* the run ends here */
 	SIM_CHECK(hl > 0, "build of op %u psn %u failed: %s", p->opcode,
 		  p->psn, mrc_err_str(hl));
 	SIM_CHECK(hl + p->payload_len + MRC_ICRC_LEN <= SIM_PKT_MAX,

@@ -3,9 +3,11 @@
 #
 # Break it on purpose: apply each plant (selftests/sim/plants/*.patch, a
 # defect reintroduced into kernel/core) to a temporary copy of the core,
-# build the simulator against the copy and run the CI smoke on it. Every
-# plant must be found (a failing seed); prints the seed, the replay line
-# and the time it took. The real tree is never modified.
+# build the simulator against the copy and run the CI smoke on it (the
+# runs of smoke.sh: "all", "uc", "close"; a plant whose first line says
+# "(first: uc)" or "(first: close)" starts with that run, to save time).
+# Every plant must be found (a failing seed); prints the seed, the replay
+# line and the time it took. The real tree is never modified.
 #
 #   selftests/sim/plants.sh [--core DIR] [--seeds N] [PLANT...]
 #
@@ -32,6 +34,13 @@ plants=("$@")
 pass=0 fail=0 skip=0
 tmp=$(mktemp -d /tmp/sim-plants.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# the simulator's own objects, from the unplanted core's headers
+mkdir -p "$tmp/simobj"
+for f in "$here"/*.c; do
+	o=$(basename "$f" .c)
+	echo "$tmp/simobj/$o.o"
+done | xargs make -s -C "$here" CORE="$core" SIMOBJ="$tmp/simobj" -j2 ||
+	exit 1
 for p in "${plants[@]}"; do
 	name=$(basename "$p" .patch)
 	w=$tmp/$name
@@ -52,21 +61,40 @@ for p in "${plants[@]}"; do
 		fail=$((fail + 1))
 		continue
 	fi
-	if ! make -s -C "$here" CORE="$w/kernel/core" OUT="$w/build" >"$w/build.log" 2>&1; then
+	# the simulator's objects are shared unless the plant changes a header
+	obj=("SIMOBJ=$tmp/simobj")
+	! grep -q '^+++ b/.*\.h' "$p" || obj=()
+	if ! make -s -C "$here" CORE="$w/kernel/core" OUT="$w/build" \
+		"${obj[@]}" >"$w/build.log" 2>&1; then
 		echo "plant $name: FAILED to build"; cat "$w/build.log"
 		fail=$((fail + 1))
 		continue
 	fi
 	start=$(date +%s.%N)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	"$w/build/sim" --seeds "$seeds" --first-fail >"$w/run.log" 2>&1
-	rc=$?
+	# the smoke's runs in turn (smoke.sh): "all", "uc", "close"; the
+	# one a plant names with "(first: uc)" or "(first: close)" first
+	runs=("--seeds $seeds"
+	      "--seeds ${SIM_SMOKE_UC_SEEDS:-300} --scenario uc"
+	      "--seeds ${SIM_SMOKE_CLOSE_SEEDS:-60} $SIM_SMOKE_CLOSE_ARGS")
+	case $(sed -n 's|.*(first: \([a-z]*\)).*|\1|p' "$p" | head -1) in
+	uc) runs=("${runs[1]}" "${runs[0]}" "${runs[2]}") ;;
+	close) runs=("${runs[2]}" "${runs[0]}" "${runs[1]}") ;;
+	esac
+	rc=0
+	for args in "${runs[@]}"; do
+		# shellcheck disable=SC2086
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		"$w/build/sim" $args --first-fail >"$w/run.log" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] || break
+	done
 	t=$(echo "$(date +%s.%N) - $start" | bc)
 	if [ $rc -ne 0 ] && grep -q '^FAIL seed' "$w/run.log"; then
 		printf 'plant %s: found in %.2f s, %s\n' "$name" "$t" \
 			"$(grep -m1 '^FAIL seed' "$w/run.log" | cut -d: -f1)"
 		grep -m1 '^  t=' "$w/run.log"
+		grep -m1 '^  replay:' "$w/run.log"
 		echo "  replay: selftests/sim/plants.sh ${p#"$root"/} (then the seed's replay line)"
 		pass=$((pass + 1))
 	else

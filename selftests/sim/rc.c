@@ -90,6 +90,17 @@ struct rc_held {
 struct fq;
 struct rc_conn;
 
+/*
+ * How late an owed ACK is (protocol.rst "ACK policy"): from the first
+ * step at which the responder owes an ACK (mrc_rx_ack_pending()) to the
+ * ACK, or the packet that carries it, at most MRC_TLP_ACK_DELAY_US.
+ */
+struct rc_ackw {
+	u64 since;		/* owed since then + 1 (0: nothing owed) */
+	u64 sent;		/* ACKs emitted and cum_lo carried so far */
+	u64 seen;		/* ... at since */
+};
+
 /* Faults after which an error completion / QP error is legitimate. */
 static bool rc_err_faults(void)
 {
@@ -154,6 +165,7 @@ struct rc_conn {
 	struct sim_timer etimer[MRC_TIMER_MAX];
 	int mr_refs;
 	u32 nheld;
+	struct rc_ackw ackw;	/* the responder's owed ACK (non-engines) */
 	bool in_exec;
 	bool fq_tx_b;		/* in the responder QP's transmit round */
 	u32 badwqe_at;		/* fault: this WR's WQE is invalid */
@@ -162,6 +174,7 @@ struct rc_conn {
 	u32 exec_psn;
 	u8 *atomic_execs;	/* per WR */
 	u32 life;
+	u32 old_nxt_q, old_nxt_s;	/* the previous life's send nxt */
 	bool dereg_done;
 	u32 dereg_mr;
 	u64 dereg_at;
@@ -475,6 +488,7 @@ static void env_emit(void *ctx, const struct mrc_pkt *p,
 	(void)flags;
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "responder emitted opcode %u",
 		  p->opcode);
+	c->ackw.sent++;
 	SIM_CHECK(p->path_id < e->pathsp->n, "ACK on path %u of %u",
 		  p->path_id, e->pathsp->n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
@@ -1807,6 +1821,8 @@ struct fq {			/* one QP's engines and environment */
 	struct sim_timer *t;	/* [MRC_TIMER_MAX] */
 	bool rto_fired, rnr_fired, fail_pending, dead;
 	u32 nheld;
+	struct rc_ackw ackw;
+	int rx_v;		/* verdict of the packet in mrc_resp_rx(), or -1 */
 };
 
 static u64 req_trans[MRC_REQS_NSTATES][MRC_REQS_NSTATES];
@@ -1831,6 +1847,7 @@ static void fq_emit(void *ctx, const struct mrc_pkt *p,
 	(void)flags;
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "engine emitted opcode %u",
 		  p->opcode);
+	f->ackw.sent++;
 	SIM_CHECK(p->path_id < f->q->paths.n, "ACK on path %u of %u",
 		  p->path_id, f->q->paths.n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
@@ -1944,9 +1961,42 @@ static void fq_qp_error(void *ctx, u8 event)
 	}
 }
 
+/*
+ * The tail-loss probe's timeout (protocol.rst "Timers"): the PTO of the
+ * paths, or for a READ/atomic request at the tail (its acknowledgement
+ * waits for the responder's service too) PTO_R = max(PTO, min(the
+ * response-time PTO, the RTO interval)).
+ */
+static void fq_pto_check(const struct fq *f, u32 us)
+{
+	const struct mrc_req *q = f->q;
+	bool one = mrc_sb_outstanding(&q->sb) == 1, rd = false;
+	const struct mrc_txd *d;
+	u32 i, psn, pto = 0, want;
+
+	for (i = 0; i < q->paths.n; i++)
+		pto = max_t(u32, pto, mrc_rtt_tlp(&q->paths.p[i].rtt, one));
+	if (!pto)
+		pto = MRC_RTO_INIT_US;
+	if (!mrc_sb_tlp_psn(&q->sb, &psn)) {
+		d = &q->pkt[psn & (MRC_WND - 1)];
+		rd = d->kind == MRC_TXD_REQ && mrc_op_is_rd_atomic(d->opcode);
+	}
+	want = !rd ? pto :
+	       max_t(u32, pto, min_t(u32, mrc_rtt_pto_resp(&q->rsp_rtt),
+				     mrc_req_rto_interval(q)));
+	if (rd && want > pto)
+		COV(req_pto_r);
+	SIM_CHECK(us == want, "qp %u: probe timeout %u us, %u expected "
+		  "(PTO %u, %s tail)", f->ep->qpn, us, want, pto,
+		  rd ? "READ/atomic request" : "other");
+}
+
 static void fq_timer_arm(void *ctx, u8 t, u32 us)
 {
 	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	if (t == MRC_TIMER_RTO && fq_of(ctx)->q->tlp_armed)
+		fq_pto_check(fq_of(ctx), us);
 	timer_arm(&fq_of(ctx)->t[t], us);
 }
 
@@ -2069,7 +2119,21 @@ static bool fq_comp_cum(void *ctx, u16 cum_lo)
 	struct fq *f = fq_of(ctx);
 	u32 old = f->q->sb.una;
 
+	/* protocol.rst: a duplicate may be a leftover of another life */
+	/* the PSN it names: una + ((cum_lo - una) mod 2^16) */
+	u32 want = old + (u16)(cum_lo - (u16)old);
+	bool in = f->q->anchored && !f->q->failed &&
+		  want - old <= f->q->sb.nxt - old;
+
+	SIM_CHECK(f->rx_v == MRC_RX_NEW,
+		  "qp %u: cum_lo %u of a packet that is not new (verdict %d) "
+		  "applied", f->ep->qpn, cum_lo, f->rx_v);
 	mrc_comp_cum(f->q, &f->env, cum_lo);
+	/* ... within [una, nxt]: applied as an ACK of cum_psn = that PSN */
+	SIM_CHECK(!in || f->q->failed || mrc_seq_geq(f->q->sb.una, want),
+		  "qp %u: cum_lo %u names psn %u in [una %u, nxt %u], "
+		  "una is %u after it", f->ep->qpn, cum_lo, want, old,
+		  f->q->sb.nxt, f->q->sb.una);
 	if (f->q->sb.una != old)
 		COV(sb_cum_lo);
 	return f->q->failed;
@@ -2239,6 +2303,7 @@ static void fq_tx(struct fq *f)
 	struct mrc_req *q = f->q;
 	struct mrc_req_out o;
 	struct mrc_pkt p;
+	bool owed;
 	int s;
 
 	if (f->dead)
@@ -2291,7 +2356,10 @@ static void fq_tx(struct fq *f)
 			/* as tp_build_psn: the cumulative ACK (version 2) */
 			mrc_resp_cum_fill(f->r, &p);
 			fq_send(f, &p, payload, o.path);
+			owed = mrc_rx_ack_pending(&f->r->rx);
 			mrc_resp_cum_sent(f->r, &f->env, &p);
+			if (owed && !mrc_rx_ack_pending(&f->r->rx))
+				f->ackw.sent++;	/* carried */
 			if (q->stop_new)
 				break;
 		}
@@ -2313,7 +2381,10 @@ static void fq_tx(struct fq *f)
 			COV(sb_new);
 			mrc_resp_cum_fill(f->r, &p);
 			fq_send(f, &p, payload, o.path);
+			owed = mrc_rx_ack_pending(&f->r->rx);
 			mrc_resp_cum_sent(f->r, &f->env, &p);
+			if (owed && !mrc_rx_ack_pending(&f->r->rx))
+				f->ackw.sent++;	/* carried */
 		}
 		if (!q->failed) {
 			mrc_req_arm_rto(q, &f->env, false);
@@ -2385,7 +2456,9 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		}
 		fq_cfg(f);
 		old = q->sb.una;
+		f->rx_v = v0;
 		ret = mrc_resp_rx(f->r, &f->env, p, h, ce);
+		f->rx_v = -1;
 		/* a response's implicit ACK: what it retired, the peer has */
 		if (!f->dead) {
 			if (q->sb.una != old)
@@ -2524,6 +2597,7 @@ static struct fq *fq_new(struct rc_conn *c, int side)
 	f->q = calloc(1, sizeof(*f->q));
 	f->r = calloc(1, sizeof(*f->r));
 	f->t = calloc(MRC_TIMER_MAX, sizeof(*f->t));
+	f->rx_v = -1;
 	if (!f->q || !f->r || !f->t)
 		abort();
 	f->q->swq = calloc(CQ_NSWQ, CQ_SWQE_SIZE);
@@ -2916,6 +2990,35 @@ static void rc_rx(u32 node, const struct mrc_pkt *p, const u8 *payload,
 	sim_fail("packet for unknown qp %u on node %u", p->dst_qpn, node);
 }
 
+/* An owed ACK goes out within MRC_TLP_ACK_DELAY_US (struct rc_ackw). */
+static void rc_ack_late(struct rc_ackw *a, const struct mrc_resp *r,
+			bool live, u32 qpn)
+{
+	/*
+	 * Not while a packet waits for a receive WQE: its RNR NAK said it
+	 * all, once per PSN ("One NAK per PSN and syndrome"), and a resend
+	 * of it without RETX is answered by nothing.
+	 */
+	if (!live || !mrc_resp_ready(r) || r->cfg.uc ||
+	    !mrc_rx_ack_pending(&r->rx) ||
+	    (r->nak_syn == MRC_SYN_RNR &&
+	     mrc_rx_check(&r->rx, r->nak_psn) == MRC_RX_NEW)) {
+		a->since = 0;
+		return;
+	}
+	if (!a->since || a->seen != a->sent) {
+		a->since = W.now + 1;
+		a->seen = a->sent;
+		return;
+	}
+	SIM_CHECK(W.now + 1 - a->since <= MRC_TLP_ACK_DELAY_US,
+		  "qp %u: ACK owed since t=%llu not sent %llu us later "
+		  "(at most %u: the delayed ACK)", qpn,
+		  (unsigned long long)(a->since - 1),
+		  (unsigned long long)(W.now + 1 - a->since),
+		  MRC_TLP_ACK_DELAY_US);
+}
+
 static void rc_check(void)
 {
 	u32 i;
@@ -2925,6 +3028,19 @@ static void rc_check(void)
 			ep_check(&rc[i].req);
 			ep_check(&rc[i].rsp);
 		}
+#ifdef SIM_HAVE_REQ
+		if (rc[i].fq[0] && !rc[i].fq_borrowed) {
+			struct fq *f;
+
+			for (u32 k = 0; k < 2; k++) {
+				f = rc[i].fq[k];
+				rc_ack_late(&f->ackw, f->r, !f->dead,
+					    f->ep->qpn);
+			}
+		} else if (!rc[i].fq[0])
+#endif
+			rc_ack_late(&rc[i].ackw, rc[i].r, !rc[i].rsp_err,
+				    rc[i].rsp.qpn);
 		SIM_CHECK(rc[i].r->nheld <= MRC_HELD_MAX &&
 			  rc[i].r->nheld == rc[i].nheld,
 			  "held packets: engine %u, environment %u",
@@ -3161,6 +3277,22 @@ static void rc_life(u32 nwr)
 		 */
 		if (!rng_below(&W.rng, 4) && !(W.f.stale && life))
 			isn_q = 0u - (u32)rng_below(&W.rng, 300);
+		/*
+		 * "stale", in half the runs: the new PSN spaces begin a
+		 * multiple of 2^16 after where the old ones ended (a little
+		 * before), so that the cum_lo of the old life's packets still
+		 * in flight names PSNs of the new life (version 2: only a new
+		 * packet's cum_lo is applied; these are out of the window).
+		 */
+		if (W.f.stale && life && rng_below(&W.rng, 2)) {
+			isn_q = c->old_nxt_q + 0x10000 *
+				(u32)rng_range(&W.rng, 1, 0xff) -
+				(u32)rng_below(&W.rng, 32);
+			isn_s = c->old_nxt_s + 0x10000 *
+				(u32)rng_range(&W.rng, 1, 0xff) -
+				(u32)rng_below(&W.rng, 32);
+			COV(f_stale_alias);
+		}
 		c->req.life = c->rsp.life = life;
 		ep_init(&c->req, c->req.node, c->rsp.node, c->req.qpn,
 			c->rsp.qpn, isn_q, isn_s, np, &req_ops, c);
@@ -3433,6 +3565,8 @@ void scn_rc(void)
 			if (!W.f.stale)
 				fab_drop_inflight();
 			for (k = 0; k < rc_n; k++) {
+				rc[k].old_nxt_q = rc[k].req.sbp->nxt;
+				rc[k].old_nxt_s = rc_rsp_sb(&rc[k])->nxt;
 				rc_free_life(&rc[k]);
 				rc[k].life++;
 				for (u32 m = 0; m < RC_NMR; m++)

@@ -103,6 +103,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(f_badwqe, "fault: an invalid send WQE") \
 	X(f_rnrx, "fault: RNR retries exceeded (finite rnr_retry)") \
 	X(f_close, "fault: receiver closed its QP after its last message") \
+	X(f_stale_alias, "fault: old life's cum_lo names new-life PSNs") \
 	X(resp_placed, "responder: packet placed") \
 	X(resp_drop, "responder: packet left uncommitted") \
 	X(resp_held, "responder: WRITE last packet held") \
@@ -124,6 +125,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(req_fence, "requester: fenced WR (after READ/atomics)") \
 	X(req_junk_rkey, "requester: zero-length WRITE*/READ, rkey unset") \
 	X(req_probe, "requester: PROBE for an awaited response") \
+	X(req_pto_r, "requester: READ/atomic tail probe at PTO_R > PTO") \
 	X(resp_gone_probe, "responder: PROBE for a READ response whose MR is gone") \
 	X(cc_undo, "completer: spurious timeout undone") \
 	X(qp_bidir, "engines: WR streams both ways over one QP pair") \

@@ -32,8 +32,8 @@ f1=$((${f1:-0} + ${f3:-1}))
 
 # "close" (not part of "all" either): the receiver closes its QP right
 # after its last message; every WR must still complete (stop 14)
-"$here/sim" --seeds "${SIM_SMOKE_CLOSE_SEEDS:-60}" --seed 7000000 \
-	--faults close,reorder,dup,rnr --scenario rc --requester engines 2>&1 |
+# shellcheck disable=SC2086
+"$here/sim" --seeds "${SIM_SMOKE_CLOSE_SEEDS:-60}" $SIM_SMOKE_CLOSE_ARGS 2>&1 |
 	tee "$log"
 rc4=${PIPESTATUS[0]}
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)

@@ -43,6 +43,7 @@ struct uc_wr {
 struct uc_world {
 	struct mrc_req req;
 	struct mrc_resp resp;
+	struct mrc_resp resp_a;	/* the sender QP's own (UC) receive side */
 	u8 swq[UC_NSWQ * UC_SWQE];
 	struct uc_wr wr[UC_MAX_WR];
 	u32 nwr, posted, completed;
@@ -285,6 +286,8 @@ static void uc_send_pkt(const struct mrc_req_out *o)
 		p.write.rmsn = w->msn;
 		p.write.imm = d->opcode == MRC_OP_WRITE_IMM ? u->imm : 0;
 	}
+	/* as tp_build_psn: the cumulative ACK (version 2; never on UC) */
+	mrc_resp_cum_fill(&U->resp_a, &p);
 	fab_send(0, 1, (u16)(MRC_SPORT_MIN + o->path), &p,
 		 u->data + d->offset);
 }
@@ -411,6 +414,9 @@ void scn_uc(void)
 	mrc_resp_reset(&U->resp, &uc_e);
 	mrc_resp_start(&U->resp, &uc_e, isn, 16, 8);
 	U->resp.cfg.uc = 1;
+	mrc_resp_reset(&U->resp_a, &uc_e);
+	mrc_resp_start(&U->resp_a, &uc_e, (u32)rng_next(&W.rng), 16, 8);
+	U->resp_a.cfg.uc = 1;
 	U->resp.cfg.qp_access = MRC_ACC_REMOTE_WRITE;
 	U->resp.cfg.npaths = pc.npaths;
 	for (k = 0; k < UC_RQ; k++)

@@ -113,7 +113,11 @@ void mrc_resp_cum_sent(struct mrc_resp *r, const struct mrc_env *e,
 	e->ops->timer_cancel(e->ctx, MRC_TIMER_ACK);
 }
 
-/* One NAK per PSN and syndrome until something changes (or a retry). */
+/*
+ * One NAK per PSN and syndrome until something changes (or a retry). A
+ * repeat is not sent; an ACK owed meanwhile still goes out within the
+ * delayed-ACK bound (its timer is armed as for any packet).
+ */
 static void resp_nak(struct mrc_resp *r, const struct mrc_env *e,
 		     const struct mrc_pkt *p, u8 syn)
 {
@@ -122,6 +126,9 @@ static void resp_nak(struct mrc_resp *r, const struct mrc_env *e,
 		r->nak_psn = p->psn;
 		r->nak_syn = syn;
 		mrc_resp_send_ack(r, e, syn, p->psn);
+	} else if (mrc_rx_ack_pending(&r->rx) &&
+		   !e->ops->timer_pending(e->ctx, MRC_TIMER_ACK)) {
+		e->ops->timer_arm(e->ctx, MRC_TIMER_ACK, MRC_ACK_DELAY_US);
 	}
 }
 

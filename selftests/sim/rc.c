@@ -2994,15 +2994,8 @@ static void rc_rx(u32 node, const struct mrc_pkt *p, const u8 *payload,
 static void rc_ack_late(struct rc_ackw *a, const struct mrc_resp *r,
 			bool live, u32 qpn)
 {
-	/*
-	 * Not while a packet waits for a receive WQE: its RNR NAK said it
-	 * all, once per PSN ("One NAK per PSN and syndrome"), and a resend
-	 * of it without RETX is answered by nothing.
-	 */
 	if (!live || !mrc_resp_ready(r) || r->cfg.uc ||
-	    !mrc_rx_ack_pending(&r->rx) ||
-	    (r->nak_syn == MRC_SYN_RNR &&
-	     mrc_rx_check(&r->rx, r->nak_psn) == MRC_RX_NEW)) {
+	    !mrc_rx_ack_pending(&r->rx)) {
 		a->since = 0;
 		return;
 	}

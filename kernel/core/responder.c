@@ -113,6 +113,14 @@ void mrc_resp_cum_sent(struct mrc_resp *r, const struct mrc_env *e,
 	e->ops->timer_cancel(e->ctx, MRC_TIMER_ACK);
 }
 
+/* An ACK owed and not sent now goes out with the delayed-ACK timer. */
+static void resp_ack_later(struct mrc_resp *r, const struct mrc_env *e)
+{
+	if (mrc_rx_ack_pending(&r->rx) &&
+	    !e->ops->timer_pending(e->ctx, MRC_TIMER_ACK))
+		e->ops->timer_arm(e->ctx, MRC_TIMER_ACK, MRC_ACK_DELAY_US);
+}
+
 /*
  * One NAK per PSN and syndrome until something changes (or a retry). A
  * repeat is not sent; an ACK owed meanwhile still goes out within the
@@ -126,9 +134,8 @@ static void resp_nak(struct mrc_resp *r, const struct mrc_env *e,
 		r->nak_psn = p->psn;
 		r->nak_syn = syn;
 		mrc_resp_send_ack(r, e, syn, p->psn);
-	} else if (mrc_rx_ack_pending(&r->rx) &&
-		   !e->ops->timer_pending(e->ctx, MRC_TIMER_ACK)) {
-		e->ops->timer_arm(e->ctx, MRC_TIMER_ACK, MRC_ACK_DELAY_US);
+	} else {
+		resp_ack_later(r, e);
 	}
 }
 
@@ -1118,10 +1125,8 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			}
 			if (mrc_rx_ack_due(&r->rx))
 				mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
-			else if (mrc_rx_ack_pending(&r->rx) &&
-				 !e->ops->timer_pending(e->ctx, MRC_TIMER_ACK))
-				e->ops->timer_arm(e->ctx, MRC_TIMER_ACK,
-						  MRC_ACK_DELAY_US);
+			else
+				resp_ack_later(r, e);
 			next = MRC_RESP_DONE;
 			break;
 		default:

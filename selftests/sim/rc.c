@@ -2297,13 +2297,29 @@ static void fq_note_psn(struct fq *f, u32 psn)
 }
 
 /* One transmit round, as tx.c's tp_run. */
+/*
+ * As tp_build_psn: a sequenced packet carries the cumulative ACK (version
+ * 2); one that carried the ACK owed counts as sent for rc_ack_late().
+ */
+static void fq_send_cum(struct fq *f, struct mrc_pkt *p, const u8 *payload,
+			u8 path)
+{
+	bool owed;
+
+	mrc_resp_cum_fill(f->r, p);
+	fq_send(f, p, payload, path);
+	owed = mrc_rx_ack_pending(&f->r->rx);
+	mrc_resp_cum_sent(f->r, &f->env, p);
+	if (owed && !mrc_rx_ack_pending(&f->r->rx))
+		f->ackw.sent++;	/* carried */
+}
+
 static void fq_tx(struct fq *f)
 {
 	u8 payload[EP_MTU_MAX];
 	struct mrc_req *q = f->q;
 	struct mrc_req_out o;
 	struct mrc_pkt p;
-	bool owed;
 	int s;
 
 	if (f->dead)
@@ -2353,13 +2369,7 @@ static void fq_tx(struct fq *f)
 			p.ppsn = o.ppsn;
 			p.flags |= MRC_F_RETX;
 			COV(sb_retx);
-			/* as tp_build_psn: the cumulative ACK (version 2) */
-			mrc_resp_cum_fill(f->r, &p);
-			fq_send(f, &p, payload, o.path);
-			owed = mrc_rx_ack_pending(&f->r->rx);
-			mrc_resp_cum_sent(f->r, &f->env, &p);
-			if (owed && !mrc_rx_ack_pending(&f->r->rx))
-				f->ackw.sent++;	/* carried */
+			fq_send_cum(f, &p, payload, o.path);
 			if (q->stop_new)
 				break;
 		}
@@ -2379,12 +2389,7 @@ static void fq_tx(struct fq *f)
 				break;
 			p.ppsn = o.ppsn;
 			COV(sb_new);
-			mrc_resp_cum_fill(f->r, &p);
-			fq_send(f, &p, payload, o.path);
-			owed = mrc_rx_ack_pending(&f->r->rx);
-			mrc_resp_cum_sent(f->r, &f->env, &p);
-			if (owed && !mrc_rx_ack_pending(&f->r->rx))
-				f->ackw.sent++;	/* carried */
+			fq_send_cum(f, &p, payload, o.path);
 		}
 		if (!q->failed) {
 			mrc_req_arm_rto(q, &f->env, false);

@@ -122,10 +122,16 @@ counter_rose() {	# NAME: check it rose between stats.before and stats.after
 
 # The legit traffic during the attack: verified pingpongs (200 x 4 KiB)
 # back to back until /tmp/lab/pp.stop appears. The client fails on the
-# first run that fails for any reason but "server not listening yet".
+# first run that fails for any reason but "server not listening yet", a
+# run that hangs included: each client run gets LEGIT_RUN_S (a run takes
+# well under a second on an idle host). The loops' own limit is only a
+# backstop: the attack between start and stop lasts as long as the host's
+# load makes it (23 min on a host at load 16-18, where the 20-min limit
+# it had killed the client loop, rc 124, and its output with it).
+LEGIT_RUN_S=${LEGIT_RUN_S:-120}
 legit_loop_start() {
 	rm -f "$LAB_RUN/pp.stop"
-	LAB_CMD_TIMEOUT=1200 lab_bg n2 pps 'n=0
+	LAB_CMD_TIMEOUT=7200 lab_bg n2 pps 'n=0
 while [ ! -e /tmp/lab/pp.stop ]; do
 	ibv_rc_pingpong -d mrc0 -g 1 -n 200 -s 4096 -c >/tmp/pps.out 2>&1 &
 	echo $! >/tmp/pps.pid
@@ -136,9 +142,9 @@ while [ ! -e /tmp/lab/pp.stop ]; do
 	n=$((n + 1))
 done
 echo "server: $n runs"'
-	LAB_CMD_TIMEOUT=1200 lab_bg n1 ppc 'n=0
+	LAB_CMD_TIMEOUT=7200 lab_bg n1 ppc 'n=0
 while [ ! -e /tmp/lab/pp.stop ]; do
-	out=$(ibv_rc_pingpong -d mrc0 -g 1 -n 200 -s 4096 -c '$SRV' 2>&1)
+	out=$(timeout '$LEGIT_RUN_S' ibv_rc_pingpong -d mrc0 -g 1 -n 200 -s 4096 -c '$SRV' 2>&1)
 	rc=$?
 	if [ $rc = 0 ]; then n=$((n + 1)); continue; fi
 	if echo "$out" | grep -q "Couldn.t connect to"; then sleep 0.3; continue; fi

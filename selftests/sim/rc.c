@@ -99,7 +99,22 @@ struct rc_ackw {
 	u64 since;		/* owed since then + 1 (0: nothing owed) */
 	u64 sent;		/* ACKs emitted and cum_lo carried so far */
 	u64 seen;		/* ... at since */
+	u32 run;		/* ACKs a cum_lo replaced since a real one */
 };
+
+static void rc_ack_out(struct rc_ackw *a, u32 qpn, bool carried);
+static void rc_ack_now_check(const struct rc_ackw *a, u64 sent0,
+			     const struct mrc_pkt *p,
+			     enum mrc_rx_verdict v0, bool ce, bool repeat,
+			     bool live, u32 qpn);
+static void req_pto_check(const struct mrc_req *q, u32 qpn, u32 us);
+
+/* The packet would repeat the last NAK (its PSN, no RETX): none is sent. */
+static bool rc_nak_repeat(const struct mrc_resp *r, const struct mrc_pkt *p)
+{
+	return r->nak_syn != MRC_SYN_ACK && p->psn == r->nak_psn &&
+	       !(p->flags & MRC_F_RETX);
+}
 
 /* Faults after which an error completion / QP error is legitimate. */
 static bool rc_err_faults(void)
@@ -488,7 +503,7 @@ static void env_emit(void *ctx, const struct mrc_pkt *p,
 	(void)flags;
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "responder emitted opcode %u",
 		  p->opcode);
-	c->ackw.sent++;
+	rc_ack_out(&c->ackw, e->qpn, false);
 	SIM_CHECK(p->path_id < e->pathsp->n, "ACK on path %u of %u",
 		  p->path_id, e->pathsp->n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
@@ -652,6 +667,8 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	struct rc_held *h;
 	enum mrc_rx_verdict v0, v1;
 	unsigned int ret;
+	bool repeat;
+	u64 sent0;
 
 	if (!mrc_resp_ready(c->r)) {
 		mrc_resp_renak(c->r, &c->env, p);
@@ -668,8 +685,12 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	rc_cur_h = h;
 	c->in_rx = true;
 	c->wr_bytes = 0;
+	sent0 = c->ackw.sent;
+	repeat = rc_nak_repeat(c->r, p);
 	ret = mrc_resp_rx(c->r, &c->env, p, h, ce);
 	c->in_rx = false;
+	rc_ack_now_check(&c->ackw, sent0, p, v0, ce, repeat,
+			 !c->rsp_err && mrc_resp_ready(c->r), e->qpn);
 	rc_cur_h = NULL;
 	v1 = mrc_rx_check(&c->r->rx, p->psn);
 	if (v0 == MRC_RX_NEW && v1 == MRC_RX_DUP)
@@ -1160,6 +1181,8 @@ static void cq_timer_arm(void *ctx, u8 t, u32 us)
 	struct rc_conn *c = ctx;
 
 	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
+	if (t == MRC_TIMER_RTO && c->q->tlp_armed)
+		req_pto_check(c->q, c->req.qpn, us);
 	timer_arm(&c->qtimer[t], us);
 }
 
@@ -1847,7 +1870,7 @@ static void fq_emit(void *ctx, const struct mrc_pkt *p,
 	(void)flags;
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "engine emitted opcode %u",
 		  p->opcode);
-	f->ackw.sent++;
+	rc_ack_out(&f->ackw, f->ep->qpn, false);
 	SIM_CHECK(p->path_id < f->q->paths.n, "ACK on path %u of %u",
 		  p->path_id, f->q->paths.n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
@@ -1962,41 +1985,66 @@ static void fq_qp_error(void *ctx, u8 event)
 }
 
 /*
- * The tail-loss probe's timeout (protocol.rst "Timers"): the PTO of the
- * paths, or for a READ/atomic request at the tail (its acknowledgement
- * waits for the responder's service too) PTO_R = max(PTO, min(the
- * response-time PTO, the RTO interval)).
+ * The tail-loss probe's timeout (protocol.rst "Timers"), by the spec's
+ * formulas from the estimators' state -- not by the engine's helpers,
+ * which a check made of them would only repeat: per path PTO = max(2 SRTT
+ * (+ MRC_TLP_ACK_DELAY_US if one packet is outstanding), MRC_TLP_MIN_US),
+ * never more than the path's RTO (its RTO before a sample); the largest
+ * of the paths. When the PSN the probe would resend (the highest
+ * outstanding, not SACKed) is a READ/atomic request and the response
+ * time has a sample: PTO_R = max(PTO, min(max(2 SRTT_R, SRTT_R + 4
+ * RTTVAR_R), the RTO interval)). The RTOs are the RTO rules' (elsewhere).
  */
-static void fq_pto_check(const struct fq *f, u32 us)
+static void req_pto_check(const struct mrc_req *q, u32 qpn, u32 us)
 {
-	const struct mrc_req *q = f->q;
-	bool one = mrc_sb_outstanding(&q->sb) == 1, rd = false;
+	u32 out = q->sb.nxt - q->sb.una, i, psn, pto = 0, want;
+	const struct mrc_rtt *r;
 	const struct mrc_txd *d;
-	u32 i, psn, pto = 0, want;
+	bool rd = false;
+	u64 t, srtt;
+	u8 st;
 
-	for (i = 0; i < q->paths.n; i++)
-		pto = max_t(u32, pto, mrc_rtt_tlp(&q->paths.p[i].rtt, one));
+	for (i = 0; i < q->paths.n; i++) {
+		r = &q->paths.p[i].rtt;
+		srtt = r->srtt8 >> 3;
+		t = mrc_rtt_rto(r);
+		if (r->srtt8)
+			t = min_t(u64, t, max_t(u64, 2 * srtt +
+				  (out == 1 ? MRC_TLP_ACK_DELAY_US : 0),
+				  MRC_TLP_MIN_US));
+		pto = max_t(u32, pto, (u32)t);
+	}
 	if (!pto)
 		pto = MRC_RTO_INIT_US;
-	if (!mrc_sb_tlp_psn(&q->sb, &psn)) {
-		d = &q->pkt[psn & (MRC_WND - 1)];
+	for (psn = q->sb.nxt; psn != q->sb.una; psn--) {
+		st = mrc_sb_state_of(&q->sb, psn - 1);
+		if (st != MRC_SB_INFLIGHT && st != MRC_SB_LOST)
+			continue;
+		d = &q->pkt[(psn - 1) & (MRC_WND - 1)];
 		rd = d->kind == MRC_TXD_REQ && mrc_op_is_rd_atomic(d->opcode);
+		break;
 	}
-	want = !rd ? pto :
-	       max_t(u32, pto, min_t(u32, mrc_rtt_pto_resp(&q->rsp_rtt),
-				     mrc_req_rto_interval(q)));
+	r = &q->rsp_rtt;
+	want = pto;
+	if (rd && r->srtt8) {
+		srtt = r->srtt8 >> 3;
+		/* rttvar4: 4 RTTVAR */
+		t = max_t(u64, 2 * srtt, srtt + r->rttvar4);
+		t = min_t(u64, t, mrc_req_rto_interval(q));
+		want = max_t(u32, pto, (u32)t);
+	}
 	if (rd && want > pto)
 		COV(req_pto_r);
 	SIM_CHECK(us == want, "qp %u: probe timeout %u us, %u expected "
-		  "(PTO %u, %s tail)", f->ep->qpn, us, want, pto,
-		  rd ? "READ/atomic request" : "other");
+		  "(PTO %u, %s tail, %u outstanding)", qpn, us, want, pto,
+		  rd ? "READ/atomic request" : "other", out);
 }
 
 static void fq_timer_arm(void *ctx, u8 t, u32 us)
 {
 	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
 	if (t == MRC_TIMER_RTO && fq_of(ctx)->q->tlp_armed)
-		fq_pto_check(fq_of(ctx), us);
+		req_pto_check(fq_of(ctx)->q, fq_of(ctx)->ep->qpn, us);
 	timer_arm(&fq_of(ctx)->t[t], us);
 }
 
@@ -2304,14 +2352,40 @@ static void fq_note_psn(struct fq *f, u32 psn)
 static void fq_send_cum(struct fq *f, struct mrc_pkt *p, const u8 *payload,
 			u8 path)
 {
-	bool owed;
+	const struct mrc_rx *rx = &f->r->rx;
+	bool owed, all, sack, dup, due;
 
 	mrc_resp_cum_fill(f->r, p);
+	/* protocol.rst: in RTR or later, every sequenced RC packet: cum */
+	SIM_CHECK(!mrc_resp_ready(f->r) ||
+		  ((p->flags & MRC_F_CUMACK) && p->cum_lo == (u16)rx->cum),
+		  "qp %u: psn %u sent %s cum_lo %u (cum %u)", f->ep->qpn,
+		  p->psn, p->flags & MRC_F_CUMACK ? "with" : "without",
+		  p->cum_lo, rx->cum);
 	fq_send(f, p, payload, path);
-	owed = mrc_rx_ack_pending(&f->r->rx);
+	owed = mrc_rx_ack_pending(rx);
+	/*
+	 * It replaces the pending ACK if that says no more than cum: cum =
+	 * top (no SACK bit), no duplicate to report, no immediate ACK due;
+	 * at most MRC_CUMACK_MAX in a row, then a real ACK.
+	 */
+	sack = rx->cum != rx->top;
+	dup = rx->dsack;
+	due = rx->ack_now;
+	all = owed && (p->flags & MRC_F_CUMACK) &&
+	      p->cum_lo == (u16)rx->cum && !sack && !dup && !due &&
+	      f->ackw.run < MRC_CUMACK_MAX;
 	mrc_resp_cum_sent(f->r, &f->env, p);
-	if (owed && !mrc_rx_ack_pending(&f->r->rx))
-		f->ackw.sent++;	/* carried */
+	if (!owed)
+		return;
+	SIM_CHECK(all == !mrc_rx_ack_pending(rx),
+		  "qp %u: psn %u with cum_lo %u %s the pending ACK (%s%s%s%u "
+		  "replaced in a row)", f->ep->qpn, p->psn, p->cum_lo,
+		  all ? "did not replace" : "replaced",
+		  sack ? "SACK bits, " : "", dup ? "a duplicate to report, " :
+		  "", due ? "an immediate ACK due, " : "", f->ackw.run);
+	if (all)
+		rc_ack_out(&f->ackw, f->ep->qpn, true);
 }
 
 static void fq_tx(struct fq *f)
@@ -2413,6 +2487,8 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 	enum mrc_rx_verdict v0, v1;
 	struct rc_held *h;
 	unsigned int ret;
+	bool repeat;
+	u64 sent0;
 	u32 old;
 
 	if (f->dead || !mrc_resp_ready(f->r)) {
@@ -2462,8 +2538,13 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		fq_cfg(f);
 		old = q->sb.una;
 		f->rx_v = v0;
+		sent0 = f->ackw.sent;
+		repeat = rc_nak_repeat(f->r, p);
 		ret = mrc_resp_rx(f->r, &f->env, p, h, ce);
 		f->rx_v = -1;
+		rc_ack_now_check(&f->ackw, sent0, p, v0, ce, repeat,
+				 !f->dead && !q->failed &&
+				 mrc_resp_ready(f->r), f->ep->qpn);
 		/* a response's implicit ACK: what it retired, the peer has */
 		if (!f->dead) {
 			if (q->sb.una != old)
@@ -2543,6 +2624,7 @@ static void fq_start(struct rc_conn *c, u32 isn_q, u32 isn_s, u32 np)
 		for (i = 0; i < MRC_TIMER_MAX; i++)
 			timer_cancel(&f->t[i]);
 		mrc_resp_reset(f->r, &f->env);
+		f->ackw.run = 0;	/* a new receive side (rx.carried) */
 		memset(f->q, 0, sizeof(*f->q));
 		f->q->swq = swq;
 		f->q->nswq = CQ_NSWQ;
@@ -2993,6 +3075,51 @@ static void rc_rx(u32 node, const struct mrc_pkt *p, const u8 *payload,
 		}
 	}
 	sim_fail("packet for unknown qp %u on node %u", p->dst_qpn, node);
+}
+
+/*
+ * An ACK goes out, or a packet's cum_lo replaces it (@carried): an ACK
+ * owed goes out within MRC_TLP_ACK_DELAY_US, checked here too -- at the
+ * step checks alone, an ACK 1-50 us late went unnoticed unless some other
+ * event fell between the bound and the ACK. A real ACK starts the count
+ * of those replaced in a row again (protocol.rst "Cumulative ACK on
+ * reverse data").
+ */
+static void rc_ack_out(struct rc_ackw *a, u32 qpn, bool carried)
+{
+	SIM_CHECK(!a->since || a->seen != a->sent ||
+		  W.now + 1 - a->since <= MRC_TLP_ACK_DELAY_US,
+		  "qp %u: ACK owed since t=%llu %s %llu us later (at most %u: "
+		  "the delayed ACK)", qpn, (unsigned long long)(a->since - 1),
+		  carried ? "carried by a packet" : "sent",
+		  (unsigned long long)(W.now + 1 - a->since),
+		  MRC_TLP_ACK_DELAY_US);
+	a->sent++;
+	a->run = carried ? a->run + 1 : 0;
+}
+
+/*
+ * protocol.rst "ACK policy": a duplicate or out-of-window packet, and one
+ * with RETX, ACKREQ or a CE mark, is acknowledged at once: an ACK (or NAK)
+ * goes out while it is processed (@sent0: a->sent before). Not when it
+ * would repeat the last NAK sent (@repeat: its PSN, no RETX; "A NAK is sent
+ * once per PSN and syndrome"), nor when the QP failed on it (@live).
+ */
+static void rc_ack_now_check(const struct rc_ackw *a, u64 sent0,
+			     const struct mrc_pkt *p,
+			     enum mrc_rx_verdict v0, bool ce, bool repeat,
+			     bool live, u32 qpn)
+{
+	bool now = v0 != MRC_RX_NEW || (p->flags & MRC_F_RETX) ||
+		   (!repeat && ((p->flags & MRC_F_ACKREQ) || ce));
+
+	if (!live || !now)
+		return;
+	SIM_CHECK(a->sent != sent0, "qp %u: psn %u (%s%s%s%s) not "
+		  "acknowledged at once", qpn, p->psn,
+		  v0 == MRC_RX_NEW ? "new" : v0 == MRC_RX_DUP ? "duplicate" :
+		  "out of window", p->flags & MRC_F_RETX ? ", RETX" : "",
+		  p->flags & MRC_F_ACKREQ ? ", ACKREQ" : "", ce ? ", CE" : "");
 }
 
 /* An owed ACK goes out within MRC_TLP_ACK_DELAY_US (struct rc_ackw). */

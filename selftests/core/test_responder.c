@@ -206,6 +206,93 @@ MRC_TEST(resp_write_last_held)
 	MRC_EXPECT_EQ(mk.nerr, 0);
 }
 
+/*
+ * Issue 10, 1h. A WRITE's LAST packet that arrived before the rest of its
+ * message was committed (acknowledged) and held. Its message's last
+ * missing packet then arrives and passes the MR check, but the MR goes
+ * away before the held packet is placed in the same call: in the kernel,
+ * another context deregistered it (ibv_dereg_mr erases the key first,
+ * then waits for references) or invalidated it (LOCAL_INV, SEND_WITH_INV
+ * on another QP of the PD). The acknowledged packet cannot be dropped:
+ * protocol.rst "Ordering" -- the responder NAKs its PSN REM_ACCESS and
+ * the QP moves to ERR with an access error event; its bytes are not
+ * written, the packet is released, no MR reference is left.
+ */
+MRC_TEST(resp_held_write_mr_gone_fails_visibly)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u8 zero[50] = { 0 };
+	unsigned int ret;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_fill(rt_pay[0], 100, 10);
+	rt_fill(rt_pay[1], 100, 20);
+	rt_fill(rt_pay[2], 50, 30);
+	/* a WRITE of 250 bytes in PSNs 0, 1, 2; PSN 1 is late */
+	rt_write(&p, 0, MK_VA, 250, 0, 100, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	rt_write(&p, 2, MK_VA, 250, 200, 50, MRC_F_LAST);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false);
+	MRC_EXPECT_EQ(ret, MRC_RESP_HELD);
+	MRC_EXPECT_EQ(mrc_rx_check(&r->rx, 2), MRC_RX_DUP);	/* committed */
+	/* a SEND after the WRITE, placed, waiting for cum to complete */
+	rt_post_recv(0x5e, 64);
+	rt_send(&p, 3, 0, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[3], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* PSN 1's own MR check passes; then the MR is gone */
+	mk.mr_gone_after = mk.mr_gets + 1;
+	rt_write(&p, 1, MK_VA, 250, 100, 100, 0);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_FALSE(mk.mr_valid);
+	MRC_EXPECT_MEMEQ(mk.mem + 100, rt_pay[1], 100);
+	/* the held packet: not written, released, not kept */
+	MRC_EXPECT_MEMEQ(mk.mem + 200, zero, 50);
+	MRC_EXPECT_EQ(r->nheld, 0);
+	MRC_EXPECT_EQ(mk.released, 1);
+	MRC_EXPECT_TRUE(mk.last_released == rt_pay[2]);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	/* visibly: the QP fails with an access error ... */
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+	/*
+	 * ... and the requester is told: a REM_ACCESS NAK of the held PSN.
+	 * Its cumulative point covers that PSN (it was committed); the
+	 * requester's completer looks the NAKed WQE up before it applies
+	 * the ACK part (protocol.rst "Fatal NAK"), so the WRITE completes
+	 * REM_ACCESS_ERR (test_completer.c comp_fatal_nak_of_acked_write).
+	 */
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->opcode, MRC_OP_ACK);
+	MRC_EXPECT_EQ(a->dst_qpn, 7);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+	MRC_EXPECT_EQ(a->ack.cum_psn, 4);
+	/*
+	 * The SEND after the failed WRITE does not complete successfully
+	 * (the requester flushes it: it is after the NAKed WQE); the flush
+	 * completes it.
+	 */
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	mrc_resp_stop(r);
+	mrc_resp_flush(r, &mk_e, 0);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0x5e);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_WR_FLUSH_ERR);
+	/* the NAK may be lost: a retry of the NAKed PSN is NAKed again */
+	rt_write(&p, 2, MK_VA, 250, 200, 50, MRC_F_LAST | MRC_F_RETX);
+	MRC_EXPECT_TRUE(mrc_resp_renak(r, &mk_e, &p));
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+}
+
 MRC_TEST(resp_write_order_later_psn_wins)
 {
 	struct mrc_resp *r;
@@ -1054,6 +1141,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_cumack_rx_and_carry_limit),
 	  MRC_CASE(resp_rnr_then_resend),
 	  MRC_CASE(resp_write_last_held),
+	  MRC_CASE(resp_held_write_mr_gone_fails_visibly),
 	  MRC_CASE(resp_write_order_later_psn_wins),
 	  MRC_CASE(resp_read_waits_for_earlier_write),
 	  MRC_CASE(resp_atomic_once),

@@ -215,9 +215,12 @@ static void resp_post_rcqe(const struct mrc_env *e,
 
 /*
  * Post the receive completions that are now due, in message order, up to
- * and including the first error completion.
+ * and including the first error completion: messages whose LAST packet
+ * is before @end (the receive window's cum, or an earlier PSN that
+ * failed).
  */
-static void resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e)
+static void resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e,
+			   u32 end)
 {
 	while (r->rmsn_done != r->rmsn_pop) {
 		struct mrc_rslot *s = resp_rslot(r, r->rmsn_done);
@@ -228,7 +231,7 @@ static void resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e)
 		 */
 		if (s->status == MRC_WC_SUCCESS &&
 		    (!s->seen || s->placed != s->msg_len || !s->has_last ||
-		     !mrc_seq_lt(s->last_psn, r->rx.cum)))
+		     !mrc_seq_lt(s->last_psn, end)))
 			break;
 		/* SEND_WITH_INV: every earlier request is placed now */
 		if (s->status == MRC_WC_SUCCESS &&
@@ -656,13 +659,16 @@ static int resp_place(struct mrc_resp *r, const struct mrc_env *e,
  * were committed (acknowledged) on arrival -- the requester must not
  * resend what is already here -- and the cumulative point cannot pass
  * them before their prefix is placed, which is when they are placed.
+ * Returns 0, or the NAK syndrome of one that could not be placed:
+ * *fail_psn is the earliest such PSN (resp_held_fail()).
  */
-static void resp_run_held(struct mrc_resp *r, const struct mrc_env *e)
+static u8 resp_run_held(struct mrc_resp *r, const struct mrc_env *e,
+			u32 *fail_psn)
 {
 	struct mrc_src src;
 	struct mrc_held *h;
 	u32 i = 0, psn;
-	u8 syn;
+	u8 syn, fail_syn = 0;
 	int res;
 
 	while (i < r->nheld) {
@@ -685,15 +691,39 @@ static void resp_run_held(struct mrc_resp *r, const struct mrc_env *e)
 			continue;
 		/*
 		 * It was acknowledged, so it cannot be dropped now: its MR
-		 * went away meanwhile. Fail the QP visibly, and tell the
-		 * requester in case it still waits for the message.
+		 * went away meanwhile. The packet that completed its
+		 * message passed the same check (resp_place_write checks
+		 * the whole message's range) earlier in this call (unless
+		 * the sender's segment size changed within the message),
+		 * so another context took the MR away in between:
+		 * deregistered it, or invalidated it from another QP of the
+		 * PD. Remember the earliest such PSN; the others are placed.
 		 */
 		if (syn == MRC_SYN_ACK)
 			syn = MRC_SYN_REM_OP;
-		mrc_resp_send_ack(r, e, syn, psn);
-		resp_fail(e, syn == MRC_SYN_REM_ACCESS ? MRC_QPE_ACCESS_ERR :
-			  MRC_QPE_FATAL);
+		if (!fail_syn || mrc_seq_lt(psn, *fail_psn)) {
+			*fail_psn = psn;
+			fail_syn = syn;
+		}
 	}
+	return fail_syn;
+}
+
+/*
+ * An acknowledged held packet at @psn could not be placed (@syn): fail
+ * the QP visibly, and tell the requester. The NAK names the held PSN, so
+ * its WRITE completes in error although the NAK's cumulative point
+ * covers it, and a retry of that PSN is NAKed again (protocol.rst
+ * "Ordering"; test_responder.c resp_held_write_mr_gone_fails_visibly).
+ */
+static void resp_held_fail(struct mrc_resp *r, const struct mrc_env *e,
+			   u8 syn, u32 psn)
+{
+	r->nak_psn = psn;
+	r->nak_syn = syn;
+	mrc_resp_send_ack(r, e, syn, psn);
+	resp_fail(e, syn == MRC_SYN_REM_ACCESS ? MRC_QPE_ACCESS_ERR :
+		  MRC_QPE_FATAL);
 }
 
 static enum mrc_resp_state resp_go(const struct mrc_env *e,
@@ -972,9 +1002,9 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 	struct mrc_src src = { .pkt = pkt, .buf = NULL, .off = p->hdr_len };
 	enum mrc_rx_verdict v;
 	unsigned int ret = 0;
-	u8 syn = MRC_SYN_ACK;
+	u8 syn = MRC_SYN_ACK, held_syn = 0;
 	int res = RESP_DROP;
-	u32 need;
+	u32 need, fail_psn = 0;
 
 	if (r->cfg.uc)
 		return resp_uc_rx(r, e, p, pkt);
@@ -1090,11 +1120,22 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				next = MRC_RESP_COMPLETE;
 			break;
 		case MRC_RESP_RUN_HELD:
-			resp_run_held(r, e);
+			held_syn = resp_run_held(r, e, &fail_psn);
 			next = MRC_RESP_COMPLETE;
 			break;
 		case MRC_RESP_COMPLETE:
-			resp_rcomplete(r, e);
+			if (held_syn) {
+				/*
+				 * Only the messages before the held packet
+				 * that failed complete; the requester flushes
+				 * those after it, and so will the QP.
+				 */
+				resp_rcomplete(r, e, fail_psn);
+				resp_held_fail(r, e, held_syn, fail_psn);
+				next = MRC_RESP_DONE;
+				break;
+			}
+			resp_rcomplete(r, e, r->rx.cum);
 			/* a queued READ/atomic may have become ready */
 			if (mrc_resp_rsp_ready(r))
 				ret |= MRC_RESP_TX;

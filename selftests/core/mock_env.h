@@ -6,7 +6,8 @@
  *
  * The world it simulates: a virtual clock (mk.now); one MR of MK_MEM bytes
  * at MK_VA with rkey MK_RKEY (mk.mr_valid, mk.mr_access; its handles
- * counted in mk.mr_refs); a receive queue of MK_RQ posted WQEs and the
+ * counted in mk.mr_refs; mk.mr_gone_after: another context deregisters it
+ * during a call); a receive queue of MK_RQ posted WQEs and the
  * responder's slots; a send WQE ring (mk.swq, MK_NSWQ slots of MK_SWQE
  * bytes) whose WQEs sq_fetch makes visible up to mk.posted; a local buffer
  * (mk.local) every READ/atomic response lands in; the three timers. It
@@ -43,6 +44,15 @@ struct mock_env {
 	bool mr_valid;
 	int mr_refs;
 	u32 mr_gets;
+	/*
+	 * Non-zero: the MR goes away right after mr_get number
+	 * mr_gone_after succeeds -- deregistered or invalidated by another
+	 * context (ibv_dereg_mr, a LOCAL_INV or SEND_WITH_INV on another QP
+	 * of the PD) while this QP's call runs. The handle just returned
+	 * stays usable until its mr_put, as the kernel's reference keeps it;
+	 * the key no longer resolves.
+	 */
+	u32 mr_gone_after;
 	u64 atomics;		/* mr_atomic calls */
 	u32 inval, inval_rkey;
 	bool inval_fail;	/* the invalidation itself fails */
@@ -121,6 +131,8 @@ static void *mk_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
 	    va < MK_VA || va + len > MK_VA + MK_MEM)
 		return NULL;
 	mk.mr_refs++;
+	if (mk.mr_gone_after && mk.mr_gets == mk.mr_gone_after)
+		mk.mr_valid = false;
 	return mk.mem;
 }
 

@@ -274,6 +274,37 @@ MRC_TEST(comp_error_nak_of_acked_read)
 	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_NAK_RCVD], 1);
 }
 
+/*
+ * Issue 10, 1h, the requester's half (test_responder.c
+ * resp_held_write_mr_gone_fails_visibly): the responder acknowledged a
+ * WRITE's LAST packet (SACK), then could not place it and NAKs its PSN
+ * REM_ACCESS, with a cumulative point past the whole WRITE. The WRITE
+ * completes REM_ACCESS_ERR -- never successfully, its last bytes are not
+ * in memory -- and the QP fails (protocol.rst "Fatal NAK").
+ */
+MRC_TEST(comp_fatal_nak_of_acked_write)
+{
+	struct mrc_ack_info a;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 0);
+	ct_wqe(q, MRC_OP_WRITE, 250, 3, false);		/* PSNs 0-2 */
+	ct_wqe(q, MRC_OP_SEND, 8, 1, true);		/* PSN 3 */
+	ct_ack(&a, 1, MRC_SYN_ACK, 0);
+	a.sack[0] = 1U << 1;				/* PSN 2 */
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	ct_ack(&a, 3, MRC_SYN_REM_ACCESS, 2);
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_EQ(q->sq_tail, 1);	/* the environment flushes 101 */
+	MRC_EXPECT_TRUE(q->failed);
+	MRC_EXPECT_TRUE(mk.nerr >= 1);
+}
+
 MRC_TEST(comp_anchor_and_resp_timer)
 {
 	struct mrc_ack_info a;
@@ -483,6 +514,7 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_cum_lo_applied_wrap),
 	  MRC_CASE(comp_rnr_nak),
 	  MRC_CASE(comp_error_nak_of_acked_read),
+	  MRC_CASE(comp_fatal_nak_of_acked_write),
 	  MRC_CASE(comp_anchor_and_resp_timer),
 	  MRC_CASE(comp_timer_intervals),
 	  MRC_CASE(comp_fatal_nak_mid_segment),

@@ -206,6 +206,93 @@ MRC_TEST(resp_write_last_held)
 	MRC_EXPECT_EQ(mk.nerr, 0);
 }
 
+/*
+ * Issue 10, 1h. A WRITE's LAST packet that arrived before the rest of its
+ * message was committed (acknowledged) and held. Its message's last
+ * missing packet then arrives and passes the MR check, but the MR goes
+ * away before the held packet is placed in the same call: in the kernel,
+ * another context deregistered it (ibv_dereg_mr erases the key first,
+ * then waits for references) or invalidated it (LOCAL_INV, SEND_WITH_INV
+ * on another QP of the PD). The acknowledged packet cannot be dropped:
+ * protocol.rst "Ordering" -- the responder NAKs its PSN REM_ACCESS and
+ * the QP moves to ERR with an access error event; its bytes are not
+ * written, the packet is released, no MR reference is left.
+ */
+MRC_TEST(resp_held_write_mr_gone_fails_visibly)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u8 zero[50] = { 0 };
+	unsigned int ret;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_fill(rt_pay[0], 100, 10);
+	rt_fill(rt_pay[1], 100, 20);
+	rt_fill(rt_pay[2], 50, 30);
+	/* a WRITE of 250 bytes in PSNs 0, 1, 2; PSN 1 is late */
+	rt_write(&p, 0, MK_VA, 250, 0, 100, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	rt_write(&p, 2, MK_VA, 250, 200, 50, MRC_F_LAST);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false);
+	MRC_EXPECT_EQ(ret, MRC_RESP_HELD);
+	MRC_EXPECT_EQ(mrc_rx_check(&r->rx, 2), MRC_RX_DUP);	/* committed */
+	/* a SEND after the WRITE, placed, waiting for cum to complete */
+	rt_post_recv(0x5e, 64);
+	rt_send(&p, 3, 0, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[3], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* PSN 1's own MR check passes; then the MR is gone */
+	mk.mr_gone_after = mk.mr_gets + 1;
+	rt_write(&p, 1, MK_VA, 250, 100, 100, 0);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_FALSE(mk.mr_valid);
+	MRC_EXPECT_MEMEQ(mk.mem + 100, rt_pay[1], 100);
+	/* the held packet: not written, released, not kept */
+	MRC_EXPECT_MEMEQ(mk.mem + 200, zero, 50);
+	MRC_EXPECT_EQ(r->nheld, 0);
+	MRC_EXPECT_EQ(mk.released, 1);
+	MRC_EXPECT_TRUE(mk.last_released == rt_pay[2]);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	/* visibly: the QP fails with an access error ... */
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+	/*
+	 * ... and the requester is told: a REM_ACCESS NAK of the held PSN.
+	 * Its cumulative point covers that PSN (it was committed); the
+	 * requester's completer looks the NAKed WQE up before it applies
+	 * the ACK part (protocol.rst "Fatal NAK"), so the WRITE completes
+	 * REM_ACCESS_ERR (test_completer.c comp_fatal_nak_of_acked_write).
+	 */
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->opcode, MRC_OP_ACK);
+	MRC_EXPECT_EQ(a->dst_qpn, 7);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+	MRC_EXPECT_EQ(a->ack.cum_psn, 4);
+	/*
+	 * The SEND after the failed WRITE does not complete successfully
+	 * (the requester flushes it: it is after the NAKed WQE); the flush
+	 * completes it.
+	 */
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	mrc_resp_stop(r);
+	mrc_resp_flush(r, &mk_e, 0);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0x5e);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_WR_FLUSH_ERR);
+	/* the NAK may be lost: a retry of the NAKed PSN is NAKed again */
+	rt_write(&p, 2, MK_VA, 250, 200, 50, MRC_F_LAST | MRC_F_RETX);
+	MRC_EXPECT_TRUE(mrc_resp_renak(r, &mk_e, &p));
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+}
+
 MRC_TEST(resp_write_order_later_psn_wins)
 {
 	struct mrc_resp *r;
@@ -713,6 +800,171 @@ MRC_TEST(resp_read_ack_rides_on_response)
 	MRC_EXPECT_EQ(mk.nerr, 0);
 }
 
+/* A READ or atomic request at @psn, on path 1 (PPSN 100 + psn). */
+static void rt_rd_atomic(struct mrc_pkt *p, u32 psn, u8 opcode)
+{
+	memset(p, 0, sizeof(*p));
+	p->opcode = opcode;
+	p->flags = MRC_F_FIRST | MRC_F_LAST;
+	p->psn = psn;
+	p->path_id = 1;
+	p->ppsn = 100 + psn;
+	p->tsval = 5000 + psn;
+	if (opcode == MRC_OP_READ_REQ) {
+		p->read.va = MK_VA;
+		p->read.rkey = MK_RKEY;
+		p->read.len = 8;
+	} else {
+		p->atomic.va = MK_VA + 8 * (psn % 16);
+		p->atomic.rkey = MK_RKEY;
+		p->atomic.swap_add = 1;
+	}
+}
+
+/*
+ * Issue 10, 1f. IB (and protocol.rst "Responder rules"): a responder
+ * queues at most its QP's max_dest_rd_atomic READ/atomic requests; one
+ * more -- not a duplicate -- is an invalid request: NAK INV_REQ for its
+ * PSN, which is not committed, the request is not queued or executed,
+ * and the QP moves to ERR with a request error event. A queue entry is
+ * freed once its responses are built (mrc_rspq_pop), so the limit counts
+ * the requests not yet answered. Checked at the advertised maximum, 16
+ * (max_qp_rd_atom), with the 17th a READ and an atomic, and at 1.
+ */
+MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
+{
+	/* protocol.rst BTH, ACKH and path record, field by field */
+	static const u8 want[24 + 56 + 8] = {
+		/* BTH: version 2, ACK, flags 0, path 1 (ts_path % 4) */
+		2, MRC_OP_ACK, 0, 1,
+		0, 0, 0, 7,		/* dst_qpn */
+		0, 0, 0, 0,		/* psn */
+		0, 0, 0, 0,		/* ppsn */
+		0, 0, 0, 0,		/* tsval: set by the environment */
+		0, 0,			/* payload_len */
+		0, 0,			/* cum_lo: no CUMACK on an ACK */
+		/* ACKH */
+		0, 0, 0, 16,		/* cum_psn: the 17th is not received */
+		0, 0, 0, 16,		/* nak_psn: the 17th */
+		0, 0, 0x13, 0x98,	/* tsecr: its tsval, 5016 */
+		0, 0,			/* ack_delay */
+		0, 0,			/* fair_share */
+		1, 0,			/* rwnd: 256, nothing beyond cum */
+		MRC_SYN_INV_REQ, 1,	/* syndrome 2, ts_path */
+		1, 0,			/* npaths, rnr_timer */
+		0, 0,			/* dsack_off */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,	/* sack */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		/* path 1: flags 0, ce_count 0, max_ppsn 116 */
+		1, 0, 0, 0, 0, 0, 0, 116,
+	};
+	u8 mem[MK_MEM], buf[sizeof(want) + 16];
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 i, n0;
+	int len;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	r->cfg.max_dest_rd_atomic = MRC_RSPQ_SLOTS;
+	MRC_ASSERT_TRUE(MRC_RSPQ_SLOTS == 16);
+	rt_fill(mk.mem, 128, 3);
+	memcpy(mem, mk.mem, MK_MEM);
+	/* 16 outstanding: READs and atomics alternately, all accepted */
+	for (i = 0; i < 16; i++) {
+		rt_rd_atomic(&p, i, i % 2 ? MRC_OP_FETCH_ADD : MRC_OP_READ_REQ);
+		mrc_resp_rx(r, &mk_e, &p, NULL, false);
+		MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), i + 1);
+	}
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* a retransmission of a queued one is a duplicate, not a 17th */
+	rt_rd_atomic(&p, 5, MRC_OP_FETCH_ADD);
+	p.flags |= MRC_F_RETX;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 16);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_ACK);
+	/* the 17th, a READ */
+	n0 = mk.nemit;
+	rt_rd_atomic(&p, 16, MRC_OP_READ_REQ);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 16);
+	MRC_EXPECT_EQ(mrc_rspq_head(&r->rspq)->req_psn, 0);
+	MRC_EXPECT_EQ(r->rx.cum, 16);
+	MRC_EXPECT_EQ(mrc_rx_check(&r->rx, 16), MRC_RX_NEW);
+	MRC_EXPECT_EQ(mk.atomics, 0);
+	MRC_EXPECT_MEMEQ(mk.mem, mem, MK_MEM);
+	MRC_ASSERT_TRUE(mk.nemit == n0 + 1);
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	len = mrc_hdr_build(a, buf, sizeof(buf));
+	MRC_EXPECT_EQ(len, (int)sizeof(want));
+	MRC_EXPECT_MEMEQ(buf, want, sizeof(want));
+	/* the QP is in ERR: a retry of the 17th is NAKed again */
+	mrc_resp_stop(r);
+	p.flags |= MRC_F_RETX;
+	MRC_EXPECT_TRUE(mrc_resp_renak(r, &mk_e, &p));
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 16);
+
+	/* the 17th an atomic: not executed, memory untouched */
+	rt_setup(r, 0);
+	r->cfg.max_dest_rd_atomic = MRC_RSPQ_SLOTS;
+	rt_fill(mk.mem, 128, 3);
+	for (i = 0; i < 16; i++) {
+		rt_rd_atomic(&p, i, MRC_OP_READ_REQ);
+		mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	}
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	rt_rd_atomic(&p, 16, MRC_OP_CMP_SWAP);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 16);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 16);
+	MRC_EXPECT_EQ(mk.atomics, 0);
+	MRC_EXPECT_MEMEQ(mk.mem, mem, MK_MEM);
+
+	/* the limit counts requests not answered: one answered, one more */
+	rt_setup(r, 0);
+	r->cfg.max_dest_rd_atomic = MRC_RSPQ_SLOTS;
+	for (i = 0; i < 16; i++) {
+		rt_rd_atomic(&p, i, MRC_OP_READ_REQ);
+		mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	}
+	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
+	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &mk_e, mrc_rspq_head(&r->rspq)),
+		      0);
+	mrc_rspq_pop(&r->rspq);		/* its responses are built */
+	rt_rd_atomic(&p, 16, MRC_OP_FETCH_ADD);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 16);
+	rt_rd_atomic(&p, 17, MRC_OP_READ_REQ);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 17);
+
+	/* a QP that accepts one: the second is refused */
+	rt_setup(r, 0);
+	r->cfg.max_dest_rd_atomic = 1;
+	rt_rd_atomic(&p, 0, MRC_OP_READ_REQ);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	rt_rd_atomic(&p, 1, MRC_OP_FETCH_ADD);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 1);
+	MRC_EXPECT_EQ(mk.atomics, 0);
+}
+
 MRC_TEST(resp_uc_send_any_order_within_message)
 {
 	static const u8 order[3] = { 2, 0, 1 };
@@ -1054,6 +1306,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_cumack_rx_and_carry_limit),
 	  MRC_CASE(resp_rnr_then_resend),
 	  MRC_CASE(resp_write_last_held),
+	  MRC_CASE(resp_held_write_mr_gone_fails_visibly),
 	  MRC_CASE(resp_write_order_later_psn_wins),
 	  MRC_CASE(resp_read_waits_for_earlier_write),
 	  MRC_CASE(resp_atomic_once),
@@ -1065,6 +1318,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_flush_and_reset),
 	  MRC_CASE(resp_ack_policy_and_corrupt_rq),
 	  MRC_CASE(resp_read_ack_rides_on_response),
+	  MRC_CASE(resp_rd_atomic_beyond_max_dest_rd_atomic),
 	  MRC_CASE(resp_uc_send_any_order_within_message),
 	  MRC_CASE(resp_uc_lost_packet_wqe_reused),
 	  MRC_CASE(resp_uc_no_wqe_too_long_dropped),

@@ -127,8 +127,12 @@ kernel_layer() {
 # run: lab.sh's checker (lab_dmesg_bad) must flag a kmemleak report (as
 # the debug kernel printed it in a lab run with a deliberately leaking
 # module), a lockdep report and a scan that could not run, and pass a
-# clean log; and the debug kernel's guest command must print
-# "kmemleak: no scan" where kmemleak is absent (it is on this host).
+# clean log; the debug kernel's guest command must print
+# "kmemleak: no scan" where kmemleak is absent (it is on this host); and
+# lab_start's probe that the booted guest is a debug kernel must pass a
+# (fake) guest with KASAN, PROVE_LOCKING, kmemleak, failslab and
+# DEBUG_OBJECTS, fail one without any one of them (or with lockdep off),
+# and fail on this host.
 debug_checker() {
 	(
 		LAB_KVER=$1 . scripts/lab/lab.sh
@@ -165,6 +169,47 @@ debug_checker() {
 		expect bad "a lockdep report fails" "$t/lockdep"
 		bash -c "$LAB_DMESG_CMD" 2>/dev/null | grep 'kmemleak: no scan' >"$t/noscan"
 		expect bad "no kmemleak to scan: the guest command says so, and it fails" "$t/noscan"
+		# lab_start's probe that the booted kernel is a debug one, on
+		# fake /proc, /sys/kernel/debug and dmesg trees (MRC_PROBE_ROOT)
+		probe() {	# WANT(pass|fail) DESC ROOT [MISSING-WORD]
+			local out got=pass
+			out=$(MRC_PROBE_ROOT=$3 bash -c "$LAB_DEBUG_PROBE" 2>&1) || got=fail
+			if [ "$got" = "$1" ] && { [ -z "${4:-}" ] || [[ $out == *"missing"*" $4"* ]]; }; then
+				echo "ok    $2"; p=$((p + 1))
+			else
+				echo "FAIL  $2 (probe: $got: $out)"; f=$((f + 1))
+			fi
+		}
+		if [ "$LAB_DEBUG_EXPECT" = 1 ]; then
+			echo "ok    LAB_KVER=$1: lab_start probes the guests (LAB_DEBUG_EXPECT=1)"; p=$((p + 1))
+		else
+			echo "FAIL  LAB_KVER=$1: lab_start would not probe the guests (LAB_DEBUG_EXPECT=$LAB_DEBUG_EXPECT)"; f=$((f + 1))
+		fi
+		full() {	# DIR: every feature present
+			mkdir -p "$1/proc" "$1/sys/kernel/debug/failslab" "$1/sys/kernel/debug/debug_objects"
+			{ echo '[    0.000000] kasan: KernelAddressSanitizer initialized'; cat "$t/clean"; } >"$1/dmesg"
+			: >"$1/proc/lockdep_chains"
+			printf ' debug_locks:                   %11u\n' 1 >"$1/proc/lockdep_stats"
+			: >"$1/sys/kernel/debug/kmemleak"
+		}
+		full "$t/ok"
+		probe pass "a guest with every debug feature passes the probe" "$t/ok"
+		for x in KASAN PROVE_LOCKING lockdep-on KMEMLEAK kmemleak-line FAILSLAB DEBUG_OBJECTS; do
+			rm -rf "$t/no"
+			full "$t/no"
+			w=$x
+			case $x in
+			KASAN) sed -i '/KernelAddressSanitizer/d' "$t/no/dmesg" ;;
+			PROVE_LOCKING) rm "$t/no/proc/lockdep_chains" ;;
+			lockdep-on) printf ' debug_locks:                   %11u\n' 0 >"$t/no/proc/lockdep_stats" ;;
+			KMEMLEAK) rm "$t/no/sys/kernel/debug/kmemleak" ;;
+			kmemleak-line) sed -i '/kmemleak/d' "$t/no/dmesg"; w=KMEMLEAK ;;
+			FAILSLAB) rmdir "$t/no/sys/kernel/debug/failslab" ;;
+			DEBUG_OBJECTS) rmdir "$t/no/sys/kernel/debug/debug_objects" ;;
+			esac
+			probe fail "a guest without $x fails the probe, naming it" "$t/no" "$w"
+		done
+		probe fail "this host (no debug kernel) fails the probe" ""
 		echo "$p passed, $f failed"
 		[ "$f" -eq 0 ]
 	)

@@ -73,6 +73,35 @@ dmesg && { [ ! -r $k ] || cat $k; }' ;;
 [ -w $k ] && echo scan >$k && echo scan >$k
 dmesg && { [ ! -r $k ] || cat $k; }' ;;
 esac
+# On the debug kernel, lab_start checks that each booted guest really
+# has the debug features its "kernel log clean" relies on -- a mis-built
+# or wrong kernel must not pass as clean -- and aborts the scenario if
+# not: KASAN (its boot banner), PROVE_LOCKING (/proc/lockdep_chains) with
+# lockdep still on (debug_locks 1), kmemleak (its debugfs file and its
+# "initialized" boot line), failslab and DEBUG_OBJECTS (their debugfs
+# directories). LAB_DEBUG_EXPECT=1 forces the check on another kernel
+# (which then fails it), 0 skips it. LAB_DEBUG_PROBE is the guest command;
+# with MRC_PROBE_ROOT=DIR it looks at DIR/dmesg, DIR/proc/... and
+# DIR/sys/... instead (scripts/test.sh debug_checker tests it that way).
+case $LAB_KVER in
+*-debug) LAB_DEBUG_EXPECT=${LAB_DEBUG_EXPECT:-1} ;;
+*) LAB_DEBUG_EXPECT=${LAB_DEBUG_EXPECT:-0} ;;
+esac
+LAB_DEBUG_PROBE='r=${MRC_PROBE_ROOT:-}
+if [ -n "$r" ]; then d=$(cat "$r/dmesg"); else d=$(dmesg); fi
+m=
+printf "%s\n" "$d" | grep -q "KernelAddressSanitizer initialized" || m="$m KASAN"
+[ -e "$r/proc/lockdep_chains" ] || m="$m PROVE_LOCKING"
+grep -Eq "^ *debug_locks: *1\$" "$r/proc/lockdep_stats" 2>/dev/null || m="$m lockdep-on(debug_locks)"
+{ [ -e "$r/sys/kernel/debug/kmemleak" ] &&
+	printf "%s\n" "$d" | grep -q "kmemleak: Kernel memory leak detector initialized"; } || m="$m KMEMLEAK"
+[ -d "$r/sys/kernel/debug/failslab" ] || m="$m FAILSLAB"
+[ -d "$r/sys/kernel/debug/debug_objects" ] || m="$m DEBUG_OBJECTS"
+if [ -n "$m" ]; then
+	echo "NOT a debug kernel ($(uname -r)): missing$m"
+	exit 1
+fi
+echo "debug kernel $(uname -r): KASAN, PROVE_LOCKING (debug_locks 1), KMEMLEAK, FAILSLAB, DEBUG_OBJECTS"'
 LAB_RUN=
 LAB_SOCK=
 LAB_STARTED=
@@ -285,6 +314,12 @@ lab_start() {
 	done
 	lab_log "both nodes ready in ${LAB_BOOT_SECS}s (n1: $(cat "$LAB_RUN/n1/ready"); n2: $(cat "$LAB_RUN/n2/ready"))"
 	echo "# lab $LAB_NAME: nodes ready in ${LAB_BOOT_SECS}s (link $LAB_LINK $LAB_PORT)"
+	[ "$LAB_DEBUG_EXPECT" = 1 ] || return 0
+	for node in "${LAB_NODES[@]}"; do
+		check "$node: booted $LAB_KVER has KASAN, PROVE_LOCKING, KMEMLEAK, FAILSLAB, DEBUG_OBJECTS" \
+			lab_run "$node" "$LAB_DEBUG_PROBE" ||
+			lab_fatal "$node: LAB_KVER=$LAB_KVER (LAB_DEBUG_EXPECT=1) but the booted kernel lacks debug features: its clean log would prove nothing"
+	done
 }
 
 # Mailbox: allocate the next command number of NODE (safe from subshells).

@@ -21,6 +21,14 @@
 # RESET with fresh PSNs, traffic with every byte checked, and an end:
 # ERR with a window in flight then RESET, RESET right after WRs posted in
 # ERR, RESET straight from RTS, RESET racing a NAK that fails the QP.
+# dereg: n2 deregisters an MR while n1's READ of it is served (2 MiB of
+# 16 landed), while a READ of it waits behind another READ, and before
+# the READ is posted; QPLIFE_DEREG_ROUNDS (3) rounds of the three. The
+# READ completes REM_ACCESS_ERR within 2 s (+ QL_SLACK) of the request
+# to deregister, later WRs are flushed, no byte of the MR lands after its
+# deregistration (n2 overwrites it then), n2's QP reports
+# IBV_EVENT_QP_ACCESS_ERR and is in ERR (protocol.rst, "READ and atomics"
+# and "Fatal NAK").
 # Two vCPUs per node, so receive processing and the work run alongside
 # the thread that resets.
 # QL_SLACK: seconds a give-up may come after its bound (timers firing late
@@ -34,6 +42,7 @@
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
 CYCLES=${QPLIFE_CYCLES:-200}
+DEREG_ROUNDS=${QPLIFE_DEREG_ROUNDS:-3}
 case $LAB_KVER in
 *-debug) QL_SLACK=${QL_SLACK:-3} ;;
 *) QL_SLACK=${QL_SLACK:-0.25} ;;
@@ -60,6 +69,11 @@ LAB_CMD_TIMEOUT=600 check "vanish: n1 egress blackholed (netem loss 100%) under 
 	-X 'tc qdisc replace dev eth0 root netem loss 100%' \
 	-Y 'tc qdisc del dev eth0 root' 192.0.2.2
 check "vanish: server ends" lab_wait vs
+
+check "dereg: server on n2" server ds
+LAB_CMD_TIMEOUT=600 check "dereg: n2 deregisters the MR a READ of n1 reads, mid-transfer, queued and before (${DEREG_ROUNDS} rounds)" \
+	n1 "$BIN" -d mrc0 -g 1 -m dereg -n "$DEREG_ROUNDS" -S "$QL_SLACK" 192.0.2.2
+check "dereg: server ends" lab_wait ds
 
 check "reuse: server on n2" server rs
 LAB_CMD_TIMEOUT=900 check "reuse: $CYCLES lives of one QP pair through ERR and RESET" \

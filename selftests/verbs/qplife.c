@@ -7,6 +7,7 @@
  *   qplife -d mrc0 -g 1 [-p port] -m vanish [-c T:R,...] [-w N] [-s BYTES]
  *          -X 'blackhole command' -Y 'restore command' SERVER_IP   (client)
  *   qplife -d mrc0 -g 1 [-p port] -m reuse [-n CYCLES] SERVER_IP    (client)
+ *   qplife -d mrc0 -g 1 [-p port] -m dereg [-n ROUNDS] [-S SLACK] SERVER_IP
  *
  * vanish: for each local ACK timeout T and retry_cnt R given with -c
  * (default 14:7,16:3,18:2), connect a fresh RC pair, check the data path
@@ -34,6 +35,36 @@
  * flushed), then RESET. A reused QP must behave like a new one: no
  * completion, event or packet of an earlier life may leak into the next.
  *
+ * dereg: the responder deregisters an MR while a READ from it is served,
+ * or before it arrives (protocol.rst, "READ and atomics": the responder
+ * NAKs REM_ACCESS for the request's PSN and moves to ERR; `Fatal NAK`_:
+ * the READ completes REM_ACCESS_ERR, every later WR WR_FLUSH_ERR). The
+ * server registers MR A (16 MiB) and MR B (1 MiB), each holding a seeded
+ * pattern; after a deregistration it overwrites the memory with another
+ * pattern (poison), so a byte served from a deregistered MR shows. Per
+ * round (-n, default 3), one fresh QP pair for each case:
+ *   before: A deregistered, then READ A (1 MiB), READ B, SEND posted;
+ *   mid:    READ A (16 MiB), READ B, SEND posted; once 2 MiB of A landed
+ *           (the READ not complete), A is deregistered;
+ *   queued: the same WRs; once 2 MiB of A landed, B is deregistered while
+ *           READ B waits behind READ A at the responder.
+ * The READ of the deregistered MR must complete REM_ACCESS_ERR within
+ * 2 s (+ -S) of the client's request to deregister -- in "queued", of
+ * READ A's completion, since READ B runs only once READ A was served.
+ * (The NAK goes out at the next response packet; 2 s is metaroce's least
+ * give-up time, so an error that waited for RETRY_EXC would miss it.)
+ * Every later WR completes WR_FLUSH_ERR, each WR once, in order; READ A
+ * in "queued" completes before READ B (success with every byte right, or
+ * WR_FLUSH_ERR: `Fatal NAK`_ step 2).
+ * No byte of a deregistered MR lands after its deregistration: every
+ * destination byte is the client's own fill or the MR's pattern, never
+ * the poison, and nothing changes in the second after the last
+ * completion. The server checks that ibv_dereg_mr returned within 1 s
+ * (+ -S), its QP reported IBV_EVENT_QP_ACCESS_ERR and is in ERR, and
+ * each of its posted receives completed WR_FLUSH_ERR, but for the SEND,
+ * which (not fenced) may have been received first with its bytes right
+ * (not in "before", whose READ is NAKed on arrival).
+ *
  * Prints "ok ..." / "FAIL ..." lines and "N passed, N failed"; exits
  * non-zero on any failure.
  */
@@ -44,6 +75,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,7 +122,7 @@ static double now_s(void)
 
 /* ----------------------------------------------------------- OOB */
 
-enum { M_HELLO = 1, M_CHECK, M_ERR, M_RESET, M_BYE };
+enum { M_HELLO = 1, M_CHECK, M_ERR, M_RESET, M_BYE, M_DEREG, M_DCHECK };
 
 struct side {
 	uint32_t qpn, psn;
@@ -105,6 +138,15 @@ struct msg {
 	uint32_t seed, len, n;		/* M_CHECK: what to expect */
 	int32_t ok;			/* replies */
 	struct side s;
+	/* dereg mode: MR B (A is s.addr/s.rkey); M_DEREG/M_DCHECK results */
+	uint64_t addr_b;
+	uint32_t rkey_b;
+	uint32_t usec;			/* M_DEREG: ibv_dereg_mr took */
+	uint32_t nflush, nother;	/* M_DCHECK: receives completed */
+	uint32_t nrecv;			/* M_DCHECK: the SEND received */
+	int32_t event, state;		/* M_DCHECK: QP event seen, state */
+	int32_t ostatus, oopcode;	/* M_DCHECK: the first other wc */
+	uint64_t owr_id;
 };
 
 static int sock = -1;
@@ -387,6 +429,81 @@ static int drain_cq(struct ibv_cq *cq)
 	return n;
 }
 
+/* ------------------------------------------------ dereg (server) */
+
+#define DR_A_LEN	(16u << 20)
+#define DR_B_LEN	(1u << 20)
+#define DR_LANDED	(2u << 20)	/* of READ A, before a mid-READ dereg */
+#define DR_POISON	0x3c	/* XORed into an MR's pattern after dereg */
+#define DR_PRE		0xa5	/* XORed: the client's fill before a READ */
+#define DR_EVENT_SECS	2.0	/* the server waits this long for its event */
+
+static uint8_t *dr_buf[2];
+static struct ibv_mr *dr_mr[2];
+static const uint32_t dr_len[2] = { DR_A_LEN, DR_B_LEN };
+
+static void dr_free(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (dr_mr[i])
+			ibv_dereg_mr(dr_mr[i]);
+		dr_mr[i] = NULL;
+		free(dr_buf[i]);
+		dr_buf[i] = NULL;
+	}
+}
+
+/* MR A (pattern @seed) and MR B (@seed + 1), remote READ only. */
+static int dr_setup(uint32_t seed)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		dr_buf[i] = aligned_alloc(4096, dr_len[i]);
+		if (!dr_buf[i])
+			return -1;
+		fill(dr_buf[i], dr_len[i], seed + i);
+		dr_mr[i] = ibv_reg_mr(pd, dr_buf[i], dr_len[i],
+				      IBV_ACCESS_LOCAL_WRITE |
+				      IBV_ACCESS_REMOTE_READ);
+		if (!dr_mr[i])
+			return -1;
+	}
+	return 0;
+}
+
+/* Acknowledge and drop every queued async event (the fd is non-blocking). */
+static void async_drain(void)
+{
+	struct ibv_async_event ev;
+
+	while (!ibv_get_async_event(ctx, &ev))
+		ibv_ack_async_event(&ev);
+}
+
+/* Whether event @type for @qp comes within @secs (others are dropped). */
+static bool async_wait(struct ibv_qp *qp, enum ibv_event_type type,
+		       double secs)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	double end = now_s() + secs;
+	struct ibv_async_event ev;
+	bool seen = false;
+
+	while (!seen && now_s() < end) {
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		while (!ibv_get_async_event(ctx, &ev)) {
+			if (ev.event_type == type && ev.element.qp == qp)
+				seen = true;
+			ibv_ack_async_event(&ev);
+		}
+	}
+	return seen;
+}
+
 /* ------------------------------------------------------- server */
 
 /*
@@ -403,8 +520,11 @@ static void serve(const char *port)
 	struct ibv_wc wc[RQ_DEPTH];
 	struct msg m;
 	bool reuse_qp = false;
-	int ls, one = 1, k, i;
+	int ls, one = 1, k, i, poison = -1;
 
+	if (fcntl(ctx->async_fd, F_SETFL,
+		  fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK))
+		die("async fd");
 	if (getaddrinfo(NULL, port, &hints, &res))
 		die("getaddrinfo");
 	ls = socket(res->ai_family, res->ai_socktype, 0);
@@ -434,6 +554,79 @@ static void serve(const char *port)
 						  (uint8_t)(m.retry & 7),
 						  RQ_DEPTH / 2) ? -1 : 0;
 				my_side(&m.s, q.qp, psn);
+				/* retry 0x40: the dereg mode's MRs A and B */
+				if (m.retry & 0x40) {
+					dr_free();
+					async_drain();
+					if (dr_setup(m.seed)) {
+						m.ok = -1;
+						break;
+					}
+					m.s.addr = (uintptr_t)dr_buf[0];
+					m.s.rkey = dr_mr[0]->rkey;
+					m.addr_b = (uintptr_t)dr_buf[1];
+					m.rkey_b = dr_mr[1]->rkey;
+				}
+				break;
+			}
+			case M_DEREG: {
+				/* m.n: which MR; then its memory is poisoned */
+				int w = m.n & 1;
+				double t = now_s();
+
+				m.ok = dr_mr[w] && !ibv_dereg_mr(dr_mr[w]) ?
+				       0 : -1;
+				m.usec = (uint32_t)((now_s() - t) * 1e6);
+				dr_mr[w] = NULL;
+				poison = w;	/* after the reply */
+				break;
+			}
+			case M_DCHECK: {
+				/*
+				 * The access error event, ERR, and every
+				 * receive posted at connect flushed.
+				 */
+				struct ibv_qp_attr a;
+				struct ibv_qp_init_attr ia;
+
+				m.event = async_wait(q.qp,
+						     IBV_EVENT_QP_ACCESS_ERR,
+						     DR_EVENT_SECS);
+				m.state = ibv_query_qp(q.qp, &a, IBV_QP_STATE,
+						       &ia) ? -1 :
+					  (int32_t)a.qp_state;
+				k = poll_n(q.cq, wc, RQ_DEPTH / 2,
+					   DR_EVENT_SECS);
+				k += poll_n(q.cq, wc + k, RQ_DEPTH - k, 0.2);
+				m.nflush = 0;
+				m.nother = 0;
+				m.nrecv = 0;
+				for (i = 0; i < k; i++) {
+					/* a flushed wc's opcode is undefined */
+					if (wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+					    wc[i].wr_id >= 0x1000000) {
+						m.nflush++;
+						continue;
+					}
+					/*
+					 * The SEND, 64 B of pattern seed + 2:
+					 * not fenced, it may be executed before
+					 * the READs' responses end.
+					 */
+					if (wc[i].status == IBV_WC_SUCCESS &&
+					    wc[i].opcode == IBV_WC_RECV &&
+					    wc[i].byte_len == 64 && !m.nrecv &&
+					    verify(buf + 2 * half, 64,
+						   m.seed + 2) < 0) {
+						m.nrecv++;
+						continue;
+					}
+					if (!m.nother++) {
+						m.ostatus = wc[i].status;
+						m.oopcode = wc[i].opcode;
+						m.owr_id = wc[i].wr_id;
+					}
+				}
 				break;
 			}
 			case M_CHECK:
@@ -472,17 +665,23 @@ static void serve(const char *port)
 				break;
 			case M_BYE:
 				qpx_free(&q);
+				dr_free();
 				close(sock);
 				close(ls);
 				return;
 			}
 			if (xfer(&m, true))
 				break;
+			for (i = 0; poison >= 0 && i < (int)dr_len[poison]; i++)
+				dr_buf[poison][i] = pat(m.seed + poison, i) ^
+						    DR_POISON;
+			poison = -1;
 		}
 		close(sock);
 		sock = -1;
 		if (!reuse_qp)
 			qpx_free(&q);
+		dr_free();
 	}
 }
 
@@ -605,6 +804,283 @@ static void vanish_one(const char *host, const char *port, int t, int r)
 	close(sock);
 	sock = -1;
 	qpx_free(&q);
+}
+
+/* ------------------------------------------------ dereg (client) */
+
+enum { DR_BEFORE, DR_MID, DR_QUEUED, DR_MAX };
+static const char *const dr_case[DR_MAX] = { "before", "mid", "queued" };
+static uint8_t *dbuf, *dsnap;	/* READ A's then READ B's destination */
+static struct ibv_mr *dmr;
+
+static void pre_fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(seed, i) ^ DR_PRE;
+}
+
+/*
+ * A READ destination: bytes holding the MR's pattern (landed), the
+ * client's fill (not landed), the poison (served from the deregistered
+ * MR), and anything else; *first_bad: the first poison/other byte or -1.
+ */
+struct dr_count {
+	size_t src, pre, poison, junk;
+	long first_bad;
+};
+
+static struct dr_count classify(const uint8_t *p, size_t len, uint32_t seed)
+{
+	struct dr_count c = { .first_bad = -1 };
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		uint8_t want = pat(seed, i);
+
+		if (p[i] == want) {
+			c.src++;
+			continue;
+		}
+		if (p[i] == (want ^ DR_PRE)) {
+			c.pre++;
+			continue;
+		}
+		if (p[i] == (want ^ DR_POISON))
+			c.poison++;
+		else
+			c.junk++;
+		if (c.first_bad < 0)
+			c.first_bad = (long)i;
+	}
+	return c;
+}
+
+static int post_wr(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id,
+		   void *addr, uint32_t len, uint32_t lkey, uint64_t raddr,
+		   uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * One case of one round on a fresh QP pair: WR 0 READ A, WR 1 READ B,
+ * WR 2 SEND; the server deregisters A (before, mid) or B (queued).
+ */
+static void dereg_one(const char *host, const char *port, int round, int c)
+{
+	uint32_t seed = 5000 + 16 * round + 2 * c, psn = random() & 0xffffff;
+	uint32_t a_len = c == DR_BEFORE ? 1u << 20 : DR_A_LEN;
+	int victim = c == DR_QUEUED ? 1 : 0, got = 0, extra = 0, k, i;
+	double bound = 2.0 + slack, t_req = 0, t_err = -1, t_a = 0;
+	enum ibv_wc_status st[3] = { IBV_WC_GENERAL_ERR, IBV_WC_GENERAL_ERR,
+				     IBV_WC_GENERAL_ERR };
+	uint8_t *da = dbuf, *db = dbuf + DR_A_LEN;
+	int seen[3] = {}, order[3] = { -1, -1, -1 };
+	struct ibv_wc wc[8];
+	struct dr_count ca, cb;
+	struct qpx q = {};
+	struct msg m = {};
+	uint64_t addr_b;
+	uint32_t rkey_b;
+	size_t landed = 0;
+	bool early = false, reached = false, stat_ok = true;
+	char name[64];
+
+	snprintf(name, sizeof(name), "dereg %s, round %d", dr_case[c], round);
+	if (oob_connect(host, port))
+		die("connect to the server");
+	qpx_new(&q);
+	m.cmd = M_HELLO;
+	m.timeout = 14;
+	m.retry = 7 | 0x40;
+	m.seed = seed;
+	my_side(&m.s, q.qp, psn);
+	if (xfer(&m, true) || xfer(&m, false) || m.ok)
+		die("hello");
+	if (connect_qp(q.qp, &m.s, psn, 14, 7, 0))
+		die("connect QP");
+	addr_b = m.addr_b;
+	rkey_b = m.rkey_b;
+	pre_fill(da, DR_A_LEN, seed);
+	pre_fill(db, DR_B_LEN, seed + 1);
+
+	fill(buf + half, 64, seed + 2);	/* the SEND's bytes */
+	if (c == DR_BEFORE) {
+		m.cmd = M_DEREG;
+		m.n = 0;
+		t_req = now_s();
+		if (xfer(&m, true) || xfer(&m, false))
+			die("dereg");
+	}
+	if (post_wr(q.qp, IBV_WR_RDMA_READ, 0, da, a_len, dmr->lkey, m.s.addr,
+		    m.s.rkey) ||
+	    post_wr(q.qp, IBV_WR_RDMA_READ, 1, db, DR_B_LEN, dmr->lkey,
+		    addr_b, rkey_b) ||
+	    post_wr(q.qp, IBV_WR_SEND, 2, buf + half, 64, mr->lkey, 0, 0))
+		die("post");
+	if (c != DR_BEFORE) {
+		/* READ A under way: its first DR_LANDED bytes are here */
+		double end = now_s() + 30;
+		const volatile uint8_t *v = da;
+
+		while (now_s() < end &&
+		       v[DR_LANDED - 1] != pat(seed, DR_LANDED - 1)) {
+			k = ibv_poll_cq(q.cq, 1, wc);
+			if (k > 0) {
+				early = true;
+				break;
+			}
+			usleep(100);
+		}
+		reached = v[DR_LANDED - 1] == pat(seed, DR_LANDED - 1);
+		for (landed = 0; landed < DR_A_LEN &&
+		     v[landed] == pat(seed, landed); landed++)
+			;
+		CHECK(!early && reached,
+		      "%s: READ A under way when the dereg is asked (byte %u landed, the first %zu B of %u in order, %s)",
+		      name, DR_LANDED - 1, landed, DR_A_LEN,
+		      early ? "a WR already completed" : "no WR completed");
+		if (early) {
+			st[wc[0].wr_id < 3 ? wc[0].wr_id : 0] = wc[0].status;
+			printf("      wr %llu completed %s before the dereg\n",
+			       (unsigned long long)wc[0].wr_id,
+			       ibv_wc_status_str(wc[0].status));
+		}
+		m.cmd = M_DEREG;
+		m.n = c == DR_QUEUED ? 1 : 0;
+		t_req = now_s();
+		if (xfer(&m, true) || xfer(&m, false))
+			die("dereg");
+	}
+	CHECK(!m.ok && m.usec <= (1.0 + slack) * 1e6,
+	      "%s: server: ibv_dereg_mr of MR %c succeeded in %.3f s (bound %.2f s)",
+	      name, m.n ? 'B' : 'A', m.usec / 1e6, 1.0 + slack);
+
+	/* every WR completes once, in order; the victim with the error */
+	while (got < 3 && now_s() - t_req < bound + 10) {
+		k = poll_n(q.cq, wc, 8, 0.01);
+		for (i = 0; i < k; i++) {
+			uint64_t id = wc[i].wr_id;
+
+			if (id >= 3 || seen[id]++) {
+				extra++;
+				continue;
+			}
+			order[got++] = (int)id;
+			st[id] = wc[i].status;
+			if (id == 0 && wc[i].status == IBV_WC_SUCCESS)
+				t_a = now_s() - t_req;
+			if (wc[i].status != IBV_WC_SUCCESS && t_err < 0)
+				t_err = now_s() - t_req;
+		}
+	}
+	memcpy(dsnap, dbuf, DR_A_LEN + DR_B_LEN);
+	extra += poll_n(q.cq, wc, 8, 1.0);
+	CHECK(got == 3 && !extra && order[0] == 0 && order[1] == 1 &&
+	      order[2] == 2,
+	      "%s: every WR completed exactly once, in order (%d of 3, %d extra)",
+	      name, got, extra);
+	for (i = 0; i < 3; i++) {
+		if (i == victim)
+			stat_ok &= st[i] == IBV_WC_REM_ACCESS_ERR;
+		else if (i > victim)
+			stat_ok &= st[i] == IBV_WC_WR_FLUSH_ERR;
+		else	/* Fatal NAK step 1 or 2 */
+			stat_ok &= st[i] == IBV_WC_SUCCESS ||
+				   st[i] == IBV_WC_WR_FLUSH_ERR;
+	}
+	CHECK(stat_ok,
+	      "%s: READ %c (deregistered) REM_ACCESS_ERR, later WRs flushed: READ A %s, READ B %s, SEND %s",
+	      name, victim ? 'B' : 'A', ibv_wc_status_str(st[0]),
+	      ibv_wc_status_str(st[1]), ibv_wc_status_str(st[2]));
+	/*
+	 * READ B's error comes once READ A is served: "queued" counts from
+	 * READ A's completion (if it succeeded), the others from the request.
+	 */
+	CHECK(t_err >= 0 && t_err - t_a <= bound,
+	      "%s: the error completion came %.3f s after %s (bound %.2f s)",
+	      name, t_err - t_a, t_a > 0 ? "READ A completed" :
+	      "the dereg was asked", bound);
+
+	/* bytes: never the poison; what a READ may hold */
+	ca = classify(da, a_len, seed);
+	cb = classify(db, DR_B_LEN, seed + 1);
+	if (c == DR_QUEUED && st[0] == IBV_WC_SUCCESS)
+		CHECK(ca.src == a_len,
+		      "%s: READ A (completed) holds A's bytes (%zu of %u, first wrong byte %ld)",
+		      name, ca.src, a_len, ca.first_bad);
+	else if (c == DR_BEFORE)
+		CHECK(ca.pre == a_len,
+		      "%s: nothing of A landed (%zu B of A's pattern, %zu poison, %zu other)",
+		      name, ca.src, ca.poison, ca.junk);
+	else
+		CHECK(!ca.poison && !ca.junk,
+		      "%s: READ A's destination holds %zu B of A and %zu untouched, nothing from after the dereg (%zu poison, %zu other, first at %ld)",
+		      name, ca.src, ca.pre, ca.poison, ca.junk, ca.first_bad);
+	CHECK(cb.pre == DR_B_LEN,
+	      "%s: nothing of B landed (%zu B of B's pattern, %zu poison, %zu other)",
+	      name, cb.src, cb.poison, cb.junk);
+	CHECK(!memcmp(dsnap, dbuf, DR_A_LEN + DR_B_LEN),
+	      "%s: no byte changed in the second after the last completion",
+	      name);
+
+	/* the server's QP: access error event, ERR, receives flushed */
+	m.cmd = M_DCHECK;
+	m.seed = seed;
+	if (xfer(&m, true) || xfer(&m, false))
+		die("dcheck");
+	/*
+	 * The SEND may have been executed (IB does not order an unfenced
+	 * SEND after a READ's responses; flushed at the requester, since it
+	 * completes after the failed READ), "before" never: its READ is
+	 * NAKed on arrival.
+	 */
+	CHECK(m.event && m.state == IBV_QPS_ERR &&
+	      m.nflush + m.nrecv == RQ_DEPTH / 2 && !m.nother &&
+	      (c != DR_BEFORE || !m.nrecv),
+	      "%s: server: IBV_EVENT_QP_ACCESS_ERR %s, QP state %d (ERR %d), %u of %d receives flushed, %u the SEND (bytes right), %u other",
+	      name, m.event ? "seen" : "NOT seen", m.state, IBV_QPS_ERR,
+	      m.nflush, RQ_DEPTH / 2, m.nrecv, m.nother);
+	if (m.nother)
+		printf("      the first other: wr_id 0x%llx, %s, opcode %d\n",
+		       (unsigned long long)m.owr_id,
+		       ibv_wc_status_str((enum ibv_wc_status)m.ostatus),
+		       m.oopcode);
+	printf("# dereg %s round %d: %zu B of A landed at the request, dereg %.3f s, READ A done %.3f s and the error completion %.3f s after the request\n",
+	       dr_case[c], round, landed, m.usec / 1e6, t_a, t_err);
+	close(sock);
+	sock = -1;
+	qpx_free(&q);
+}
+
+static void dereg(const char *host, const char *port, int rounds)
+{
+	struct msg m = { .cmd = M_BYE };
+	int r, c;
+
+	dbuf = aligned_alloc(4096, DR_A_LEN + DR_B_LEN);
+	dsnap = malloc(DR_A_LEN + DR_B_LEN);
+	if (!dbuf || !dsnap)
+		die("dereg buffers");
+	dmr = ibv_reg_mr(pd, dbuf, DR_A_LEN + DR_B_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!dmr)
+		die("dereg reg_mr");
+	for (r = 0; r < rounds; r++)
+		for (c = 0; c < DR_MAX; c++)
+			dereg_one(host, port, r, c);
+	if (!oob_connect(host, port)) {
+		xfer(&m, true);
+		close(sock);
+	}
 }
 
 /* -------------------------------------------------------- reuse */
@@ -814,7 +1290,7 @@ int main(int argc, char **argv)
 {
 	const char *dev = "mrc0", *port = "18519", *mode = "vanish",
 		   *cfg = "14:7,16:3,18:2";
-	int c, cycles = 50;
+	int c, cycles = -1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srandom(time(NULL) ^ getpid());
@@ -873,7 +1349,9 @@ int main(int argc, char **argv)
 			close(sock);
 		}
 	} else if (!strcmp(mode, "reuse")) {
-		reuse(argv[optind], port, cycles);
+		reuse(argv[optind], port, cycles < 0 ? 50 : cycles);
+	} else if (!strcmp(mode, "dereg")) {
+		dereg(argv[optind], port, cycles < 0 ? 3 : cycles);
 	} else {
 		fprintf(stderr, "unknown mode %s\n", mode);
 		return 2;

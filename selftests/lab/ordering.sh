@@ -16,7 +16,11 @@
 # written value), CMP_SWAP and FETCH_ADD chains (each sees its
 # predecessor's result: in order, exactly once), and SENDs /
 # WRITE_WITH_IMMs against a server that posts its receives late (RNR):
-# receive completions in send order, every byte in place at completion.
+# receive completions in send order, every byte in place at completion;
+# and a WRITE through a type 2 memory window of the server followed by
+# SEND_WITH_INV of its rkey: the receive completes WITH_INV, every byte of
+# the WRITE in the window (invalidated when the SEND completes, not at its
+# first packet), and a WRITE through the rkey afterwards fails REM_ACCESS.
 # ORDER_CONDS overrides the conditions (';'-separated netem arguments).
 # On a failed condition the run prints mrc0's counter deltas (rdma
 # statistic) of both nodes, the server QP's transport state (rdma res show

@@ -2,7 +2,9 @@
 /*
  * metaroce verbs objects through libibverbs (and the metaroce provider):
  * create/destroy PD, MR, CQ, QP, SRQ and AH, the error codes of absurd
- * inputs, a loopback RC pair taken RESET -> INIT -> RTR -> RTS, a UD QP
+ * inputs, the READ/atomic depth (max_qp_rd_atom and max_qp_init_rd_atom
+ * 16; modify_qp refuses 17, keeps 16), a loopback RC pair taken
+ * RESET -> INIT -> RTR -> RTS, a UD QP
  * taken to RTS, and receive WQEs posted to an RQ and an SRQ; UC QPs
  * created and destroyed leaving nothing behind (their data path is
  * uc.c's); and two affiliated async events driven by
@@ -136,6 +138,26 @@ static int post_recvs(struct ibv_qp *qp, struct ibv_srq *srq, int n,
 		     ibv_post_recv(qp, wr, bad);
 }
 
+/* rc_to_rtr (common.h) with max_dest_rd_atomic = rd. */
+static int rtr_rd(struct ibv_qp *qp, uint32_t dest, uint32_t psn, uint8_t rd)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = rd,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1, .port_num = 1,
+			.grh = { .dgid = gid, .sgid_index = gid_index,
+				 .hop_limit = 64 },
+		},
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
 static void test_qp(struct ibv_pd *pd)
 {
 	static char buf[4096] __attribute__((aligned(4096)));
@@ -216,10 +238,22 @@ static void test_qp(struct ibv_pd *pd)
 	CHECK(ret == EINVAL, "post recv num_sge > max_recv_sge refused (%d)",
 	      ret);
 
+	/*
+	 * READ/atomic depth (protocol.rst, "READ and atomics"): the device
+	 * advertises 16 both ways, and modify_qp refuses more than that
+	 * (EINVAL, as rdma_rxe); 16 itself is accepted and kept.
+	 */
+	CHECK(dattr.max_qp_rd_atom == 16 && dattr.max_qp_init_rd_atom == 16,
+	      "query_device: max_qp_rd_atom %d, max_qp_init_rd_atom %d (want 16, 16)",
+	      dattr.max_qp_rd_atom, dattr.max_qp_init_rd_atom);
+	ret = rtr_rd(qp1, qp2->qp_num, 100, 17);
+	CHECK(ret == EINVAL, "RTR with max_dest_rd_atomic 17 refused (%d)",
+	      ret);
 	ret = rc_to_rtr(qp1, qp2->qp_num, 100);
 	CHECK(!ret, "qp1 INIT -> RTR (loopback AV, gid %d) (%d)",
 	      gid_index, ret);
-	CHECK(!rc_to_rtr(qp2, qp1->qp_num, 200), "qp2 INIT -> RTR");
+	ret = rtr_rd(qp2, qp1->qp_num, 200, 16);
+	CHECK(!ret, "qp2 INIT -> RTR with max_dest_rd_atomic 16 (%d)", ret);
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_RTS;
 	qa.retry_cnt = 8;
@@ -233,8 +267,26 @@ static void test_qp(struct ibv_pd *pd)
 			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 	CHECK(ret == EINVAL, "RTS with max_rd_atomic 255 refused (%d)", ret);
+	qa.max_rd_atomic = 17;
+	ret = ibv_modify_qp(qp1, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	CHECK(ret == EINVAL, "RTS with max_rd_atomic 17 refused (%d)", ret);
 	CHECK(!rc_to_rts(qp1, 200), "qp1 RTR -> RTS");
-	CHECK(!rc_to_rts(qp2, 100), "qp2 RTR -> RTS");
+	qa.max_rd_atomic = 16;
+	qa.timeout = 14;
+	qa.rnr_retry = 7;
+	qa.sq_psn = 100;
+	ret = ibv_modify_qp(qp2, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	CHECK(!ret, "qp2 RTR -> RTS with max_rd_atomic 16 (%d)", ret);
+	memset(&qa, 0, sizeof(qa));
+	ret = ibv_query_qp(qp2, &qa, IBV_QP_MAX_QP_RD_ATOMIC |
+			   IBV_QP_MAX_DEST_RD_ATOMIC, &ia);
+	CHECK(!ret && qa.max_rd_atomic == 16 && qa.max_dest_rd_atomic == 16,
+	      "query_qp: max_rd_atomic %u, max_dest_rd_atomic %u (want 16, 16)",
+	      qa.max_rd_atomic, qa.max_dest_rd_atomic);
 
 	memset(&qa, 0, sizeof(qa));
 	ret = ibv_query_qp(qp1, &qa, IBV_QP_STATE | IBV_QP_DEST_QPN |

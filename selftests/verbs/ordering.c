@@ -32,6 +32,19 @@
  *                bytes are right, and at each WRITE_WITH_IMM completion
  *                every byte of that WRITE is already in memory
  *                (last-byte-last).
+ *  write-inv     the server binds a type 2 memory window over a fresh
+ *                range (4 .. 64 KiB, every byte preset to the complement
+ *                of this iteration's pattern) and sends its rkey over TCP
+ *                (8 windows per exchange); the client RDMA_WRITEs the
+ *                pattern through each window and, right behind it,
+ *                SEND_WITH_INV of its rkey (the 8 pairs posted at once). The
+ *                server's receive completes WITH_INV naming the rkey,
+ *                carries (iteration, seed), and at that point every byte
+ *                of the WRITE is in the window: SEND_WITH_INV invalidates
+ *                when its message completes, so WRITE packets that arrive
+ *                after the SEND's still land. Then a WRITE through the
+ *                rkey from a loopback QP pair on the server (same PD)
+ *                completes REMOTE_ACCESS_ERR and changes no byte.
  *
  * The client prints one line per check (`ok NAME: n/n` or
  * `FAIL NAME: ...`, the first few mismatches in detail) and both print
@@ -66,6 +79,10 @@
 #define RO_SLOTS	64
 #define RECV_AREA	(3u << 20)		/* server: receive buffers */
 #define RECV_LEN	(8u << 10)
+#define WI_AREA		(RECV_AREA + 64 * RECV_LEN)	/* server: windows */
+#define WI_AREA_SZ	(512u << 10)
+#define WI_MIN		(4u << 10)
+#define WI_BATCH	8	/* windows per TCP exchange, 64 KiB slot each */
 #define SQ_DEPTH	128
 #define CHAIN		8
 #define MAX_MSG		(64u << 10)
@@ -81,6 +98,21 @@ struct conn_info {
 struct verdict {
 	uint32_t pass, fail;
 	char text[512];
+};
+
+/* write-inv, server -> client: the next n windows, or none (stop) */
+struct wi_go {
+	uint32_t n, pad;
+	struct {
+		uint32_t rkey, len, seed, pad;
+		uint64_t addr;
+	} w[WI_BATCH];
+};
+
+/* write-inv, client -> server: how its WRITEs + SEND_WITH_INVs ended */
+struct wi_done {
+	uint32_t failed, pad;
+	char text[160];
 };
 
 static int sock = -1, timeout_s = 30, gid_idx = 1;
@@ -208,7 +240,7 @@ static void setup(const char *dev)
 	memset(buf, 0, BUF_SZ);
 	mr = ibv_reg_mr(pd, buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			IBV_ACCESS_REMOTE_ATOMIC);
+			IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 	cq = ibv_create_cq(ctx, 4 * SQ_DEPTH, NULL, NULL, 0);
 	if (!mr || !cq)
 		die("reg_mr/create_cq: %s", strerror(errno));
@@ -348,16 +380,21 @@ static void bad(struct tally *t, const char *fmt, ...)
 	t->bad++;
 }
 
+static double t_check;	/* when the check being reported began */
+
 static void report(struct tally *t)
 {
+	double secs = now() - t_check;
 	uint32_t i;
 
+	t_check = now();
 	if (!t->bad) {
-		printf("ok %s: %u/%u\n", t->name, t->ok, t->ok);
+		printf("ok %s: %u/%u (%.1f s)\n", t->name, t->ok, t->ok, secs);
 		n_pass++;
 		return;
 	}
-	printf("FAIL %s: %u of %u wrong\n", t->name, t->bad, t->ok + t->bad);
+	printf("FAIL %s: %u of %u wrong (%.1f s)\n", t->name, t->bad,
+	       t->ok + t->bad, secs);
 	for (i = 0; i < t->bad && i < 3; i++)
 		printf("     %s\n", t->first[i]);
 	n_fail++;
@@ -708,6 +745,374 @@ static void recv_order_server(uint32_t n)
 		n_pass++;
 }
 
+/* ------------------------------------------------------------ write-inv */
+
+/*
+ * write-inv, client side: per batch the server's windows (struct wi_go),
+ * then for each an RDMA_WRITE of its pattern over all of it and a
+ * SEND_WITH_INV of its rkey carrying (iteration, seed), the whole batch
+ * posted at once; how they ended goes back to the server, which judges
+ * every window.
+ */
+static void write_inv_client(void)
+{
+	struct tally t = { .name = "write-inv" };
+	struct ibv_send_wr *w, *bad_wr;
+	uint32_t it, j, sends, msg[2];
+	char *line, *save;
+	struct verdict v;
+	struct wi_done d;
+	struct ibv_wc wc;
+	struct wi_go g;
+	double end;
+	int r, i;
+
+	for (it = 0; ; it += g.n) {
+		xfer(&g, sizeof(g), false);
+		if (!g.n || g.n > WI_BATCH)
+			break;
+		for (j = 0; j < g.n; j++) {
+			fill(buf + L_SRC + j * MAX_MSG, g.w[j].len, g.w[j].seed);
+			msg[0] = it + j;
+			msg[1] = g.w[j].seed;
+			memcpy(buf + L_RES + 8 * j, msg, sizeof(msg));
+			w = add_wr(IBV_WR_RDMA_WRITE, L_SRC + j * MAX_MSG,
+				   g.w[j].len, 0, false);
+			w->wr.rdma.remote_addr = g.w[j].addr;
+			w->wr.rdma.rkey = g.w[j].rkey;
+			w = add_wr(IBV_WR_SEND_WITH_INV, L_RES + 8 * j,
+				   sizeof(msg), 0, true);
+			w->invalidate_rkey = g.w[j].rkey;
+		}
+		nwr = 0;
+		if (ibv_post_send(qp, wrs, &bad_wr))
+			die("write-inv %u: post_send: %s", it, strerror(errno));
+		/*
+		 * Until every SEND's completion: an error completes its WR
+		 * (signaled or not) and flushes the rest. wr_id = WR index.
+		 */
+		memset(&d, 0, sizeof(d));
+		end = now() + timeout_s;
+		for (sends = 0; sends < g.n; ) {
+			r = ibv_poll_cq(cq, 1, &wc);
+			if (r < 0)
+				die("poll_cq");
+			if (!r) {
+				if (now() < end)
+					continue;
+				d.failed = 1;
+				snprintf(d.text, sizeof(d.text),
+					 "client: %u of %u SEND_WITH_INVs completed in %d s",
+					 sends, g.n, timeout_s);
+				break;
+			}
+			if (wc.status != IBV_WC_SUCCESS && !d.failed) {
+				j = wc.wr_id / 2;
+				d.failed = 1;
+				snprintf(d.text, sizeof(d.text),
+					 "client: iter %u: %s of %u B, rkey %#x: %s",
+					 it + j, wc.wr_id % 2 ? "SEND_WITH_INV" :
+					 "WRITE", wc.wr_id % 2 ? 8 : g.w[j].len,
+					 g.w[j].rkey, ibv_wc_status_str(wc.status));
+			}
+			sends += wc.wr_id % 2;
+		}
+		xfer(&d, sizeof(d), true);
+	}
+	xfer(&v, sizeof(v), false);
+	v.text[sizeof(v.text) - 1] = 0;
+	t.ok = v.pass;
+	t.bad = v.fail;
+	for (i = 0, line = strtok_r(v.text, "\n", &save); line && i < 3;
+	     i++, line = strtok_r(NULL, "\n", &save))
+		snprintf(t.first[i], sizeof(t.first[0]), "server: %s", line);
+	report(&t);
+}
+
+/* write-inv, server side: the windows and a loopback pair to probe them */
+static struct ibv_cq *pcq;
+static struct ibv_qp *pqa, *pqb;
+
+static int post_recv_one(uint8_t *p, uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge s = { (uintptr_t)p, len, mr->lkey };
+	struct ibv_recv_wr rw = { .wr_id = wr_id, .sg_list = &s,
+				  .num_sge = 1 }, *bad_wr;
+
+	return ibv_post_recv(qp, &rw, &bad_wr);
+}
+
+/* One completion from @c within the timeout: 1, or 0. */
+static int poll1(struct ibv_cq *c, struct ibv_wc *wc)
+{
+	double end = now() + timeout_s;
+	int r;
+
+	while (!(r = ibv_poll_cq(c, 1, wc)))
+		if (now() > end)
+			return 0;
+	if (r < 0)
+		die("poll_cq");
+	return 1;
+}
+
+/* pqa <-> pqb (this node's GID) from any state to RTS, fresh PSNs. */
+static void probe_pair_up(void)
+{
+	struct ibv_qp *q[2] = { pqa, pqb };
+	uint32_t psn[2] = { rand() & 0xffffff, rand() & 0xffffff };
+	struct ibv_qp_attr a;
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RESET;
+		if (ibv_modify_qp(q[i], &a, IBV_QP_STATE))
+			die("write-inv: probe QP to RESET");
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		if (ibv_modify_qp(q[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+			die("write-inv: probe QP to INIT");
+	}
+	while (ibv_poll_cq(pcq, 1, &wc) > 0)
+		;	/* the last probe's flushes */
+	for (i = 0; i < 2; i++) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = q[1 - i]->qp_num;
+		a.rq_psn = psn[1 - i];
+		a.max_dest_rd_atomic = 1;
+		a.min_rnr_timer = 1;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = 1;
+		a.ah_attr.grh.dgid = me.gid;
+		a.ah_attr.grh.sgid_index = gid_idx;
+		a.ah_attr.grh.hop_limit = 64;
+		if (ibv_modify_qp(q[i], &a, IBV_QP_STATE | IBV_QP_AV |
+				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER))
+			die("write-inv: probe QP to RTR");
+	}
+	for (i = 0; i < 2; i++) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTS;
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.sq_psn = psn[i];
+		a.max_rd_atomic = 1;
+		if (ibv_modify_qp(q[i], &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+			die("write-inv: probe QP to RTS");
+	}
+}
+
+/* A WRITE of @len B at @loff through @rkey from pqa: its status, or -1. */
+static int probe_write(uint32_t rkey, uint64_t addr, uint32_t loff,
+		       uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)buf + loff, len, mr->lkey };
+	struct ibv_send_wr w = {}, *bad_wr;
+	struct ibv_wc wc;
+
+	w.sg_list = &s;
+	w.num_sge = 1;
+	w.opcode = IBV_WR_RDMA_WRITE;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.wr.rdma.remote_addr = addr;
+	w.wr.rdma.rkey = rkey;
+	if (ibv_post_send(pqa, &w, &bad_wr) || !poll1(pcq, &wc))
+		return -1;
+	return wc.status;
+}
+
+/*
+ * Window j of a batch: 4 .. 64 KiB at a random offset of its 64 KiB slot,
+ * every byte preset unlike the pattern the client will write, bound to
+ * mws[j] under a fresh key (the bind WR is added to @bw).
+ */
+static void wi_window(struct wi_go *g, uint32_t j, struct ibv_mw *mw,
+		      struct ibv_send_wr *bw)
+{
+	uint32_t len = WI_MIN + rnd() % (MAX_MSG - WI_MIN + 1), i;
+	uint32_t off = j * MAX_MSG + rnd() % (MAX_MSG - len + 1);
+	uint32_t seed = (uint32_t)rnd();
+	uint8_t *p = buf + WI_AREA + off;
+
+	for (i = 0; i < len; i++)
+		p[i] = ~pat(seed, i);
+	g->w[j].rkey = ibv_inc_rkey(mw->rkey);
+	g->w[j].len = len;
+	g->w[j].seed = seed;
+	g->w[j].addr = (uintptr_t)p;
+	memset(bw, 0, sizeof(*bw));
+	bw->wr_id = j;
+	bw->opcode = IBV_WR_BIND_MW;
+	bw->send_flags = IBV_SEND_SIGNALED;
+	bw->bind_mw.mw = mw;
+	bw->bind_mw.rkey = g->w[j].rkey;
+	bw->bind_mw.bind_info.mr = mr;
+	bw->bind_mw.bind_info.addr = (uintptr_t)p;
+	bw->bind_mw.bind_info.length = len;
+	bw->bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (j)
+		bw[-1].next = bw;
+}
+
+/* Window j's receive, bytes and rkey afterwards: true if all is right. */
+static bool wi_judge(struct tally *t, struct wi_go *g, uint32_t it,
+		     uint32_t j, struct ibv_wc *wc)
+{
+	uint8_t *p = (uint8_t *)(uintptr_t)g->w[j].addr;
+	uint8_t *rbuf = buf + RECV_AREA + 64 * j;
+	uint32_t len = g->w[j].len, seed = g->w[j].seed;
+	uint32_t rkey = g->w[j].rkey, i, nbad, msg[2];
+	uint32_t ploff = RECV_AREA + 4096, plen = 64;
+	long m;
+	int st;
+
+	memcpy(msg, rbuf, sizeof(msg));
+	if (wc->opcode != IBV_WC_RECV || wc->byte_len != sizeof(msg) ||
+	    !(wc->wc_flags & IBV_WC_WITH_INV) ||
+	    wc->invalidated_rkey != rkey || wc->wr_id != it + j ||
+	    msg[0] != it + j || msg[1] != seed) {
+		bad(t, "iter %u: receive %llu: opcode %d len %u flags %#x invalidated %#x (rkey %#x), carries iter %u seed %#x (want %#x)",
+		    it + j, (unsigned long long)wc->wr_id, wc->opcode,
+		    wc->byte_len, wc->wc_flags, wc->invalidated_rkey, rkey,
+		    msg[0], msg[1], seed);
+		return false;
+	}
+	/* every byte of the WRITE is in place at the completion */
+	m = mismatch(p, len, seed);
+	if (m >= 0) {
+		for (i = nbad = 0; i < len; i++)
+			nbad += p[i] != pat(seed, i);
+		bad(t, "iter %u: at the SEND_WITH_INV's completion %u of the WRITE's %u B are not in the window, first +%ld: %02x, want %02x",
+		    it + j, nbad, len, m, p[m], pat(seed, m));
+		return false;
+	}
+	/* the rkey is dead: a WRITE through it fails and changes nothing */
+	for (i = 0; i < plen; i++)
+		buf[ploff + i] = ~pat(seed, i);
+	probe_pair_up();
+	st = probe_write(rkey, (uintptr_t)p, ploff, plen);
+	m = mismatch(p, plen, seed);
+	if (st != IBV_WC_REM_ACCESS_ERR || m >= 0) {
+		bad(t, "iter %u: WRITE through the invalidated rkey %#x: %s (want %s), first byte changed %ld",
+		    it + j, rkey, st < 0 ? "no completion" :
+		    ibv_wc_status_str(st),
+		    ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), m);
+		return false;
+	}
+	return true;
+}
+
+static void write_inv_server(uint32_t n)
+{
+	struct tally t = { .name = "write-inv" };
+	struct ibv_send_wr bw[WI_BATCH], *bad_wr;
+	struct ibv_mw *mws[WI_BATCH];
+	struct ibv_qp_init_attr ia = {};
+	struct verdict v = {};
+	uint32_t it, j, nb;
+	struct ibv_wc wc;
+	struct wi_done d;
+	struct wi_go g;
+	bool stop = false;
+	size_t k;
+
+	for (j = 0; j < WI_BATCH; j++) {
+		mws[j] = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		if (!mws[j])
+			die("write-inv: alloc_mw: %s", strerror(errno));
+	}
+	pcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!pcq)
+		die("write-inv: create_cq: %s", strerror(errno));
+	ia.send_cq = pcq;
+	ia.recv_cq = pcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = 4;
+	ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	pqa = ibv_create_qp(pd, &ia);
+	pqb = ibv_create_qp(pd, &ia);
+	if (!pqa || !pqb)
+		die("write-inv: probe QPs: %s", strerror(errno));
+	for (it = 0; it < n && !stop; it += nb) {
+		nb = n - it < WI_BATCH ? n - it : WI_BATCH;
+		memset(&g, 0, sizeof(g));
+		g.n = nb;
+		for (j = 0; j < nb; j++)
+			wi_window(&g, j, mws[j], &bw[j]);
+		if (ibv_post_send(qp, bw, &bad_wr))
+			die("write-inv %u: post BIND_MW: %s", it, strerror(errno));
+		for (j = 0; j < nb; j++) {
+			if (poll1(cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+			    wc.opcode == IBV_WC_BIND_MW && wc.wr_id == j)
+				continue;
+			bad(&t, "iter %u: bind of window %u: %s", it + j,
+			    (unsigned)wc.wr_id, ibv_wc_status_str(wc.status));
+			stop = true;
+			break;
+		}
+		if (stop)
+			break;
+		for (j = 0; j < nb; j++) {
+			mws[j]->rkey = g.w[j].rkey;
+			memset(buf + RECV_AREA + 64 * j, 0xee, 64);
+			if (post_recv_one(buf + RECV_AREA + 64 * j, 64, it + j))
+				die("write-inv %u: post_recv", it + j);
+		}
+		xfer(&g, sizeof(g), true);
+		xfer(&d, sizeof(d), false);
+		d.text[sizeof(d.text) - 1] = 0;
+		for (j = 0; j < nb; j++) {
+			if (!poll1(cq, &wc)) {
+				bad(&t, "iter %u: no receive completion in %d s%s%s",
+				    it + j, timeout_s, d.failed ? "; " : "",
+				    d.text);
+				stop = true;
+				break;
+			}
+			if (wc.status != IBV_WC_SUCCESS) {
+				bad(&t, "iter %u: receive: %s%s%s", it + j,
+				    ibv_wc_status_str(wc.status),
+				    d.failed ? "; " : "", d.text);
+				stop = true;
+				break;
+			}
+			if (wi_judge(&t, &g, it, j, &wc))
+				t.ok++;
+		}
+		if (d.failed && !stop)
+			bad(&t, "iter %u..%u: every receive right, yet %s",
+			    it, it + nb - 1, d.text);
+		stop |= d.failed;
+	}
+	memset(&g, 0, sizeof(g));
+	xfer(&g, sizeof(g), true);
+	v.pass = t.ok;
+	v.fail = t.bad;
+	for (j = 0, k = 0; j < t.bad && j < 3; j++)
+		k += snprintf(v.text + k, sizeof(v.text) - k, "%.160s\n",
+			      t.first[j]);
+	xfer(&v, sizeof(v), true);
+	printf("write-inv: %u ok, %u wrong%s%s\n", v.pass, v.fail,
+	       v.fail ? ":\n" : "", v.text);
+	if (v.fail)
+		n_fail++;
+	else
+		n_pass++;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: mrc_order_test -d DEV [-g GIDX] [-p PORT] [-t SECS] [-n ITERS] [SERVER_IP]\n");
@@ -766,13 +1171,16 @@ int main(int argc, char **argv)
 	xfer(&c, sizeof(c), false);
 
 	if (optind < argc) {
+		t_check = now();
 		write_read();
 		write_write();
 		write_atomic();
 		chains();
 		recv_order_client();
+		write_inv_client();
 	} else {
 		recv_order_server(peer.iters);
+		write_inv_server(peer.iters);
 	}
 	/* the client is done with our memory only when it says so */
 	xfer(&one, sizeof(one), true);

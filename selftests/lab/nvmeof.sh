@@ -28,30 +28,18 @@
 LAB_CMD_TIMEOUT=${LAB_CMD_TIMEOUT:-120}
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
+# shellcheck source=selftests/lab/lib/nvme.sh
+. "$(dirname "$0")/lib/nvme.sh"
 
-NQN=nqn.2014-08.org.metaroce:nvmeof
-SRV=192.0.2.2
+NQN=$NVME_NQN
+SRV=$NVME_SRV
 PAT=/tmp/lab/pattern		# guest path of $LAB_RUN/pattern
 MIB=$((1024 * 1024))
 
 # connect: nvme connect; the namespace's block device appears (n1)
 connect() {
-	n1 nvme connect -t rdma -a $SRV -s 4420 -n $NQN &&
-		lab_wait_for n1 "$NSDEV; nsdev >/dev/null" 30
+	nvme_connect n1
 }
-# nsdev (guest): /dev/nvmeXnY of the namespace of $NQN (with native
-# multipath the block device hangs off the subsystem, else the controller)
-nsdev() {
-	local c n
-	for c in /sys/class/nvme-subsystem/* /sys/class/nvme/*; do
-		grep -qx "$NQN" "$c/subsysnqn" 2>/dev/null || continue
-		for n in "$c"/nvme*n*; do
-			[ -b "/dev/${n##*/}" ] && echo "/dev/${n##*/}" && return 0
-		done
-	done
-	return 1
-}
-NSDEV="NQN=$NQN; $(declare -f nsdev)"	# guest-side prologue defining nsdev
 # write_at OFF LEN: O_DIRECT write of pattern[OFF, OFF+LEN) at byte OFF (n1)
 write_at() {
 	n1 "$NSDEV; set -e; d=\$(nsdev)

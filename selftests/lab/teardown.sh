@@ -24,6 +24,10 @@
 #           processes of the root namespace run traffic over mrcv1
 #   rmmod   rdma link delete mrc0 and rmmod metaroce on n1
 #   kill    kill -9 of the n1 processes
+# and the same under NVMe-oF I/O (nvdelete nvupdown nvrmmod nvkill, and
+# nvtarget: the target's device deleted; "NVMe-oF" below says more).
+# (No NVMe netns case: nvme-rdma and nvmet-rdma create their rdma_cm IDs
+# in init_net only.)
 # After each: every process on both nodes has ended (by itself, or at
 # once when killed), n1 holds no verbs object but the GSI QP, and a
 # data-verified pingpong between the nodes works. Throughout, both nodes read every QP's
@@ -31,29 +35,33 @@
 # The kernel log must stay clean (lab_stop), "waiting for ... to become
 # free" (a netdev reference never put) included.
 # Knobs: TEARDOWN_CYCLES (1), TEARDOWN_CASES ("delete updown netns rmmod
-# kill"), TD_STEP (s, bound of a teardown step, 30), TD_SELF (s, how long
+# kill nvdelete nvrmmod": the NVMe cases that release the device, to keep
+# CI's time; teardown-long.sh runs all ten), TD_STEP (s, bound of a teardown step, 30), TD_SELF (s, how long
 # the processes get to end by themselves, 5), TD_KILL (s, bound for them
 # to go after kill -9, 10), TD_END (s, bound for traffic to come back
-# after a netdev down/up, 60). TD_SCALE multiplies those defaults and the
+# after a netdev down/up, and for an nvme controller to be live again,
+# 60), NV_LOSS (s, nvme connect --ctrl-loss-tmo, 60). TD_SCALE multiplies those defaults and the
 # scenario's waits for traffic and listeners: 1 on the stock kernel, 4 on
 # the debug kernel (LAB_KVER *-debug: KASAN + lockdep under TCG run every
 # step 3-4x slower; measured there: netns devices gone in 38.9 s).
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
+# shellcheck source=selftests/lab/lib/nvme.sh
+. "$(dirname "$0")/lib/nvme.sh"
 
 case $LAB_KVER in
 *-debug) TD_SCALE=${TD_SCALE:-4} ;;
 *) TD_SCALE=${TD_SCALE:-1} ;;
 esac
 CYCLES=${TEARDOWN_CYCLES:-1}
-CASES=${TEARDOWN_CASES:-delete updown netns rmmod kill}
+CASES=${TEARDOWN_CASES:-delete updown netns rmmod kill nvdelete nvrmmod}
 TD_STEP=${TD_STEP:-$((30 * TD_SCALE))}
 TD_END=${TD_END:-$((60 * TD_SCALE))}
 TD_SELF=${TD_SELF:-$((5 * TD_SCALE))}
 TD_KILL=${TD_KILL:-$((10 * TD_SCALE))}
 DUR=120			# ib_write_bw -D: longer than any case
 PT="-F --report_gbits -s 65536 -b -D $DUR"
-PROCS="ib_write_bw mrc_verbs_test"
+PROCS="ib_write_bw mrc_verbs_test fio"
 VBIN=$(lab_verbs_bin) || lab_fatal "cannot build mrc_verbs_test.c"
 LAB_DMESG_BAD="$LAB_DMESG_BAD|to become free|hung_task|blocked for more than|soft lockup"
 
@@ -152,13 +160,42 @@ collect() {
 	done
 }
 
-# healthy: nothing left on n1 but the GSI QP, and the nodes talk
+# dstate.sh SECS: exit 0 once no task is in state D (uninterruptible:
+# stuck in the kernel), 1 after SECS s, printing those tasks and stacks
+dstate_script() {
+	cat >"$LAB_RUN/dstate.sh" <<'EOF'
+#!/bin/bash
+end=$((SECONDS + $1))
+while :; do
+	d=
+	for f in /proc/[0-9]*/stat; do
+		read -r l <"$f" 2>/dev/null || continue
+		s=${l##*) }
+		[ "${s%% *}" = D ] && d="$d ${f%/stat}"
+	done
+	[ -z "$d" ] && exit 0
+	[ $SECONDS -lt $end ] || break
+	sleep 0.5
+done
+for p in $d; do
+	echo "state D for ${1}s: ${p#/proc/} $(cat "$p/comm" 2>/dev/null)"
+	cat "$p/stack" 2>/dev/null
+done
+exit 1
+EOF
+	chmod +x "$LAB_RUN/dstate.sh"
+}
+
+# healthy: nothing left on n1 but the GSI QP, no task in D state on either
+# node (for longer than 10 s), and the nodes talk
 healthy() {
 	lab_run n1 'rdma res show qp | grep -v "type GSI" | grep " mrc" && exit 1;
 		    rdma res show mr | grep -q mrc && exit 1; true' || {
 		echo "n1: objects left behind"
 		return 1
 	}
+	lab_run n1 /tmp/lab/dstate.sh $((10 * TD_SCALE)) &&
+		lab_run n2 /tmp/lab/dstate.sh $((10 * TD_SCALE)) || return 1
 	lab_pingpong ibv_rc_pingpong 20 4096
 }
 
@@ -247,9 +284,250 @@ case_kill() {
 	collect bw_s vt_s bw_c vt_c
 }
 
+# ---- NVMe-oF: a kernel ULP under the same teardowns ----
+# n2's nvmet-rdma exports a 64 MiB brd disk, n1's nvme-rdma connects over
+# mrc0 (lib/nvme.sh, as nvmeof.sh) with --reconnect-delay 2 and
+# --ctrl-loss-tmo NV_LOSS (60 s x TD_SCALE: a host that cannot reconnect
+# gives up, bounded); fio on n1 writes random 4-256 KiB blocks O_DIRECT,
+# libaio depth 8, each with a crc32c header it reads back and checks
+# (verify_backlog), while the case runs:
+#   nvdelete  rdma link delete mrc0 on n1: nvme-rdma's ib_client removal
+#             deletes the controller (nvme_delete_ctrl) before the
+#             device goes, fio ends with an I/O error
+#   nvupdown  eth0 down, 2 s, up on n1: the controller is live again (the
+#             transport rode the outage out, or nvme-rdma reconnected)
+#   nvrmmod   rdma link delete mrc0 and rmmod metaroce on n1
+#   nvkill    kill -9 of fio mid-transfer (in-flight O_DIRECT I/O)
+#   nvtarget  rdma link delete mrc0 on n2, under the target; mrc0 added
+#             back once the host saw the loss, and the port re-linked to
+#             the subsystem in configfs (the listener's rdma_cm ID goes
+#             with the device: stock nvmet-rdma re-listens by itself only
+#             on an address change); the host reconnects
+# After each: fio has ended (an I/O error is fine, a verify failure is
+# not), the controller is gone (nvdelete, nvrmmod) or live and disconnected
+# by `nvme disconnect` (the others), n2 holds no QP but the GSI QP (the
+# target's queues went), and healthy's checks. Each case's controller
+# state timeline and fio's end go to nvme.txt (printed at the end).
+NV_DUR=300			# fio --runtime: longer than any case
+NV_LOSS=${NV_LOSS:-$((60 * TD_SCALE))}
+NV_UP=
+
+# nv.sh CMD (guest): the NVMe helpers of the cases
+nv_script() {
+	{
+		echo '#!/bin/bash'
+		printf '%s\n' "$NSDEV"
+		cat <<'EOF2'
+case $1 in
+fio)	# fio OUT SECS: verified random writes until SECS or an error
+	# (a block device: fio takes a path it cannot stat for a file,
+	# which it would unlink and create, on /dev)
+	d=$(nsdev) && [ -b "$d" ] || { echo "no namespace" >"$2"; exit 1; }
+	fio --allow_file_create=0 --name=td --filename="$d" --size=32M --direct=1 --ioengine=libaio \
+	    --iodepth=8 --rw=randwrite --bsrange=4k-256k --verify=crc32c \
+	    --verify_backlog=16 --verify_fatal=1 --time_based --runtime="$3" \
+	    >"$2" 2>&1
+	rc=$?
+	echo "fio rc=$rc" >>"$2"
+	exit $rc ;;
+flowing) # flowing SECS: 20 more writes complete on the namespace within
+	# SECS s (fio, 85 libraries read over 9p, can take a minute to start)
+	# (writes completed, over the namespace's disks: 6.1's multipath
+	# head disk counts none, its path disk nvmeXcYnZ does)
+	d=$(nsdev) || { echo "no namespace"; exit 1; }
+	w() {
+		local f x s=0
+		for f in /sys/block/nvme*/stat; do
+			read -r _ _ _ _ x _ <"$f" && s=$((s + x))
+		done
+		echo $s
+	}
+	a=$(w) end=$((SECONDS + $2))
+	while [ $SECONDS -lt $end ]; do
+		sleep 0.5
+		[ $(($(w) - a)) -ge 20 ] && { echo "$d: $(($(w) - a)) writes"; exit 0; }
+		pidof fio >/dev/null || [ $SECONDS -lt $((end - $2 + 60)) ] ||
+			{ echo "no fio process"; exit 1; }
+	done
+	echo "$d: no writes ($a -> $(w) in $2 s)"; exit 1 ;;
+state)	c=$(nvctrl) && cat "$c/state" || echo gone ;;
+gone)	while nvctrl >/dev/null; do sleep 0.2; done ;;
+live)	# the controller is (again) live; status 1 at once if it is gone
+	while :; do
+		c=$(nvctrl) || { echo "controller gone"; exit 1; }
+		[ "$(cat "$c/state")" = live ] && exit 0
+		sleep 0.2
+	done ;;
+notlive) while c=$(nvctrl) && [ "$(cat "$c/state")" = live ]; do sleep 0.1; done ;;
+watch)	# watch OUT: the controller's state transitions, s since start,
+	# until /tmp/nvwatch.stop appears
+	rm -f /tmp/nvwatch.stop
+	t0=$(date +%s%N) last=
+	until [ -e /tmp/nvwatch.stop ]; do
+		c=$(nvctrl) && s=$(cat "$c/state" 2>/dev/null) || s=gone
+		if [ "$s" != "$last" ]; then
+			t=$((($(date +%s%N) - t0) / 1000000))
+			printf '%s(%d.%03ds) ' "$s" $((t / 1000)) $((t % 1000)) >>"$2"
+			last=$s
+		fi
+		sleep 0.1
+	done ;;
+reconnects) dmesg | grep -c 'Successfully reconnected' ;;
+rw)	# rw OFF LEN: O_DIRECT write of random bytes at OFF, read back, cmp
+	d=$(nsdev) || exit 1
+	head -c "$3" /dev/urandom >/tmp/nvpat
+	dd if=/tmp/nvpat of="$d" bs="$3" count=1 seek="$2" oflag=direct,seek_bytes \
+	   conv=notrunc status=none &&
+	dd if="$d" of=/tmp/nvrd bs="$3" count=1 skip="$2" iflag=direct,skip_bytes status=none &&
+	cmp /tmp/nvpat /tmp/nvrd ;;
+*)	echo "nv.sh: $1?"; exit 2 ;;
+esac
+EOF2
+	} >"$LAB_RUN/nv.sh"
+	chmod +x "$LAB_RUN/nv.sh"
+}
+NV=/tmp/lab/nv.sh
+
+# nv_setup: the target on n2, the host modules on n1 (once)
+nv_setup() {
+	[ -n "$NV_UP" ] && return 0
+	NV_UP=1
+	nv_script
+	check "n2: nvmet-rdma exports brd /dev/ram0 as $NVME_NQN on rdma $NVME_SRV:4420" \
+		lab_nvmet_up n2 "$NVME_NQN" "$NVME_SRV" 65536
+	check "n1: nvme-rdma loads (nvme_core ${LAB_NVME_CORE_OPTS:-defaults})" lab_nvme_host n1
+}
+
+# nv_start: connect, the state watcher and fio on n1; data flows over mrc0
+nv_start() {
+	NV_R0=$(n1 "$NV reconnects")
+	check "[$CYCLE] $CASE: nvme connect -t rdma over mrc0, namespace appears" \
+		nvme_connect n1 --reconnect-delay=2 --ctrl-loss-tmo="$NV_LOSS"
+	LAB_CMD_TIMEOUT=600 lab_bg n1 nv_watch "$NV watch /tmp/lab/nvstate-$CYCLE-$CASE.txt"
+	LAB_CMD_TIMEOUT=$((NV_DUR + 60)) lab_bg n1 nv_io \
+		"$NV fio /tmp/lab/fio-$CYCLE-$CASE.txt $NV_DUR"
+	check "[$CYCLE] $CASE: fio's verified writes complete on the namespace" \
+		n1 "$NV flowing $((120 * TD_SCALE))"
+	check "[$CYCLE] $CASE: ... over mrc0" flowing n1 mrc0
+}
+
+# nv_fio_clean: fio reported no verify failure (an I/O error is fine)
+nv_fio_clean() {
+	local f=$LAB_RUN/fio-$CYCLE-$CASE.txt
+	[ -f "$f" ] || { echo "no $f"; return 1; }
+	grep -E 'fio rc=|error|terminat' "$f"
+	! grep -Ei 'verify failed|verify: bad|bad magic|bad header|verify type mismatch' "$f"
+}
+
+# nv_stop_io: fio ends on SIGTERM within TD_SELF s (in-flight I/O
+# completes), else kill -9 (procs_end)
+nv_stop_io() {
+	check "[$CYCLE] $CASE: fio ends on SIGTERM" n1 "kill -TERM \$(pidof fio) 2>/dev/null; true"
+	check "[$CYCLE] $CASE: n1 processes end" procs_end n1 "$1"
+}
+
+# nv_finish: the watcher stops, fio's verdict, the outcome line, n2's
+# target queues gone
+nv_finish() {
+	local st
+	n1 'touch /tmp/nvwatch.stop' >/dev/null
+	collect nv_watch nv_io
+	check "[$CYCLE] $CASE: fio saw no verify failure" nv_fio_clean
+	st=$(cat "$LAB_RUN/nvstate-$CYCLE-$CASE.txt" 2>/dev/null)
+	printf '# nvme [%s] %-8s ctrl: %s| reconnects %s | fio: %s\n' "$CYCLE" "$CASE" \
+		"${st:-?}" "$(($(n1 "$NV reconnects") - NV_R0))" \
+		"$(grep -hoE 'fio rc=[0-9]+|err= *[0-9]+|error=[^)]*|signal [0-9]+|WRITE: .*io=[0-9.]+[KMG]iB' \
+			"$LAB_RUN/fio-$CYCLE-$CASE.txt" 2>/dev/null | sed 's/WRITE: .*io=/written /' |
+			sort -u | tr '\n' ' ')" |
+		tee -a "$LAB_RUN/nvme.txt"
+	check "[$CYCLE] $CASE: n2 holds no QP but GSI (the target's queues went)" n2 \
+		"$T 'n2 target queues gone ($CASE)' $TD_STEP sh -c 'while rdma res show qp | grep -v \"type GSI\" | grep -q \" mrc\"; do sleep 0.2; done'"
+}
+
+# nv_disconnect: nvme disconnect of the (live) controller, bounded
+nv_disconnect() {
+	check "[$CYCLE] $CASE: nvme disconnect (< ${TD_STEP}s)" n1 \
+		"$T 'nvme disconnect ($CASE)' $TD_STEP nvme disconnect -n $NVME_NQN | grep 'disconnected 1 controller'"
+}
+
+case_nvdelete() {
+	nv_start
+	check "[$CYCLE] nvdelete: rdma link delete mrc0 on n1 under NVMe I/O (< ${TD_STEP}s)" \
+		n1 "$T 'rdma link delete (nvme)' $TD_STEP rdma link delete mrc0"
+	check "[$CYCLE] nvdelete: the nvme controller is gone" \
+		n1 "$T 'nvme controller gone (delete)' $TD_STEP $NV gone"
+	check "[$CYCLE] nvdelete: n1 processes end" procs_end n1 "link deleted, nvme"
+	nv_finish
+	check "[$CYCLE] nvdelete: mrc0 re-added on n1" readd_n1
+}
+
+case_nvrmmod() {
+	nv_start
+	check "[$CYCLE] nvrmmod: rdma link delete mrc0, rmmod metaroce on n1 under NVMe I/O" \
+		n1 "$T 'link delete + rmmod (nvme)' $TD_STEP sh -c 'rdma link delete mrc0 && until rmmod metaroce; do sleep 0.5; done'"
+	check "[$CYCLE] nvrmmod: the nvme controller is gone" \
+		n1 "$T 'nvme controller gone (rmmod)' $TD_STEP $NV gone"
+	check "[$CYCLE] nvrmmod: n1 processes end" procs_end n1 "module removed, nvme"
+	nv_finish
+	check "[$CYCLE] nvrmmod: metaroce loaded again, mrc0 on n1" readd_n1
+}
+
+case_nvupdown() {
+	nv_start
+	check "[$CYCLE] nvupdown: eth0 down, 2 s, up on n1 under NVMe I/O" \
+		n1 "$T 'eth0 down/up (nvme)' $TD_STEP sh -c 'ip link set eth0 down; sleep 2; ip link set eth0 up'"
+	check "[$CYCLE] nvupdown: the nvme controller is live again" \
+		n1 "$T 'nvme controller live (updown)' $TD_END $NV live"
+	check "[$CYCLE] nvupdown: fio's writes complete again" \
+		n1 "$T 'nvme I/O back (updown)' $((TD_END + 10)) $NV flowing $TD_END"
+	nv_stop_io "eth0 down/up, SIGTERM"
+	nv_disconnect
+	nv_finish
+}
+
+case_nvkill() {
+	nv_start
+	check "[$CYCLE] nvkill: kill -9 of fio mid-transfer" n1 "kill -9 \$(pidof fio)"
+	check "[$CYCLE] nvkill: n1 processes gone" procs_end n1 "killed, nvme"
+	check "[$CYCLE] nvkill: the controller stays live" n1 "[ \$($NV state) = live ]"
+	check "[$CYCLE] nvkill: then a 1 MiB O_DIRECT write reads back equal" \
+		n1 "$NV rw $((40 * 1024 * 1024)) $((1024 * 1024))"
+	nv_disconnect
+	nv_finish
+}
+
+# nv_target_back: mrc0 back on n2 with its IPv4 GID, then nvmet's port 1
+# re-linked to the subsystem (a new listener: "enabling port" once more)
+nv_target_back() {
+	local c=/sys/kernel/config/nvmet
+	n2 rdma link add mrc0 type metaroce netdev eth0 && gidx n2 mrc0 "$NVME_SRV" &&
+		n2 "set -e
+e=\$(dmesg | grep -c 'enabling port 1 ($NVME_SRV:4420)')
+rm $c/ports/1/subsystems/$NVME_NQN
+ln -s $c/subsystems/$NVME_NQN $c/ports/1/subsystems/$NVME_NQN
+[ \$(dmesg | grep -c 'enabling port 1 ($NVME_SRV:4420)') -gt \$e ]"
+}
+
+case_nvtarget() {
+	nv_start
+	check "[$CYCLE] nvtarget: rdma link delete mrc0 on n2 (the target) under NVMe I/O (< ${TD_STEP}s)" \
+		n2 "$T 'n2 rdma link delete (nvme target)' $TD_STEP rdma link delete mrc0"
+	check "[$CYCLE] nvtarget: the host sees the loss (controller not live)" \
+		n1 "$T 'host sees target loss' $TD_STEP $NV notlive"
+	check "[$CYCLE] nvtarget: mrc0 re-added on n2, port 1 re-linked, listening again" nv_target_back
+	check "[$CYCLE] nvtarget: the nvme controller reconnects" \
+		n1 "$T 'nvme controller reconnected (target)' $TD_END $NV live"
+	check "[$CYCLE] nvtarget: fio's writes complete again" \
+		n1 "$T 'nvme I/O back (target)' $((TD_END + 10)) $NV flowing $TD_END"
+	nv_stop_io "target device deleted and re-added, SIGTERM"
+	nv_disconnect
+	nv_finish
+}
+
 lab_start
 timed_script
 flowing_script
+dstate_script
 for n in n1 n2; do
 	check "$n: metaroce.ko loads, mrc0 on eth0" lab_load_metaroce $n
 	# restrack readers racing every QP's destroy, for the whole run
@@ -259,6 +537,7 @@ done
 
 for CYCLE in $(seq "$CYCLES"); do
 	for CASE in $CASES; do
+		case $CASE in nv*) nv_setup ;; esac
 		"case_$CASE"
 		check "[$CYCLE] $CASE: afterwards, nothing left and the nodes talk" healthy
 	done
@@ -278,6 +557,11 @@ for n in n1 n2; do
 			m[l] / 1000, s[l] / c[l] / 1000, f[l] ? " (" f[l] " over the limit)" : "" }' \
 		"$LAB_RUN/times-$n.txt" | sort
 done
+[ -f "$LAB_RUN/nvme.txt" ] && cat "$LAB_RUN/nvme.txt"
+if [ -n "$NV_UP" ]; then
+	check "n1: nvme-rdma unloads" n1 modprobe -r nvme-rdma
+	check "n2: target torn down, nvmet-rdma nvmet brd unload" lab_nvmet_down n2 "$NVME_NQN"
+fi
 for n in n1 n2; do
 	check "$n: rdma link delete mrc0" lab_run $n rdma link delete mrc0
 	check "$n: rmmod metaroce" lab_run $n rmmod metaroce

@@ -145,11 +145,13 @@ static inline int to_init(struct ibv_qp *qp, int access)
 }
 
 /* INIT -> RTR towards QP dest at gid (this device), MTU 1024. */
-static inline int rc_to_rtr(struct ibv_qp *qp, uint32_t dest, uint32_t psn)
+/* RTR with max_dest_rd_atomic = rd (objects.c checks the limit). */
+static inline int rc_to_rtr_rd(struct ibv_qp *qp, uint32_t dest,
+			       uint32_t psn, uint8_t rd)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = 4,
+		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = rd,
 		.min_rnr_timer = 12,
 		.ah_attr = {
 			.is_global = 1, .port_num = 1,
@@ -162,6 +164,11 @@ static inline int rc_to_rtr(struct ibv_qp *qp, uint32_t dest, uint32_t psn)
 			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 			     IBV_QP_MIN_RNR_TIMER);
+}
+
+static inline int rc_to_rtr(struct ibv_qp *qp, uint32_t dest, uint32_t psn)
+{
+	return rc_to_rtr_rd(qp, dest, psn, 4);
 }
 
 /* RTR -> RTS: timeout 14, retry 7, RNR retry 7 (forever). */

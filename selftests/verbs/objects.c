@@ -138,26 +138,6 @@ static int post_recvs(struct ibv_qp *qp, struct ibv_srq *srq, int n,
 		     ibv_post_recv(qp, wr, bad);
 }
 
-/* rc_to_rtr (common.h) with max_dest_rd_atomic = rd. */
-static int rtr_rd(struct ibv_qp *qp, uint32_t dest, uint32_t psn, uint8_t rd)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = rd,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1, .port_num = 1,
-			.grh = { .dgid = gid, .sgid_index = gid_index,
-				 .hop_limit = 64 },
-		},
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
-}
-
 static void test_qp(struct ibv_pd *pd)
 {
 	static char buf[4096] __attribute__((aligned(4096)));
@@ -246,13 +226,13 @@ static void test_qp(struct ibv_pd *pd)
 	CHECK(dattr.max_qp_rd_atom == 16 && dattr.max_qp_init_rd_atom == 16,
 	      "query_device: max_qp_rd_atom %d, max_qp_init_rd_atom %d (want 16, 16)",
 	      dattr.max_qp_rd_atom, dattr.max_qp_init_rd_atom);
-	ret = rtr_rd(qp1, qp2->qp_num, 100, 17);
+	ret = rc_to_rtr_rd(qp1, qp2->qp_num, 100, 17);
 	CHECK(ret == EINVAL, "RTR with max_dest_rd_atomic 17 refused (%d)",
 	      ret);
 	ret = rc_to_rtr(qp1, qp2->qp_num, 100);
 	CHECK(!ret, "qp1 INIT -> RTR (loopback AV, gid %d) (%d)",
 	      gid_index, ret);
-	ret = rtr_rd(qp2, qp1->qp_num, 200, 16);
+	ret = rc_to_rtr_rd(qp2, qp1->qp_num, 200, 16);
 	CHECK(!ret, "qp2 INIT -> RTR with max_dest_rd_atomic 16 (%d)", ret);
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_RTS;

@@ -858,7 +858,9 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 		/* path 1: flags 0, ce_count 0, max_ppsn 116 */
 		1, 0, 0, 0, 0, 0, 0, 116,
 	};
-	u8 mem[MK_MEM], buf[sizeof(want) + 16];
+	/* static: KUnit's 2048-byte frame limit */
+	static u8 mem[MK_MEM];
+	u8 buf[sizeof(want) + 16];
 	const struct mrc_pkt *a;
 	struct mrc_resp *r;
 	struct mrc_pkt p;

@@ -60,15 +60,23 @@ run_layer() {
 }
 
 # lab_all short|long: the scenarios without / with a "# lab: long" line.
+# Each scenario's wall time is printed after it and, with every other,
+# at the end ("lab times: ..."), to keep CI's budget in view.
 lab_all() {
-	local s rc=0 long
+	local s rc=0 r long t0 times=()
 	for s in selftests/lab/*.sh; do
 		long=short
 		grep -q '^# lab: long' "$s" && long=long
 		[ "$long" = "$1" ] || continue
 		banner "lab: $s"
-		bash "$s" || rc=1	# every scenario, executable bit or not
+		t0=$(date +%s)
+		r=0
+		bash "$s" || r=1	# every scenario, executable bit or not
+		[ $r -eq 0 ] || rc=1
+		times+=("$(basename "$s" .sh)=$(( $(date +%s) - t0 ))s")
+		printf -- '--- lab: %s: rc=%d, %ds\n' "$s" "$r" $(( $(date +%s) - t0 ))
 	done
+	echo "lab times: ${times[*]}"
 	return $rc
 }
 

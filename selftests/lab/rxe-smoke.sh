@@ -1,6 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # rxe-smoke: proves the lab harness with the stock rdma_rxe (no metaroce code).
+# Long only: in CI, bench-smoke.sh runs perftest over rxe0 beside mrc0
+# (rxe's numbers are checked there), which proves the same harness.
+# lab: long
 #
 #        n1 (client)                              n2 (server)
 #   +--------------------+                  +--------------------+

@@ -35,7 +35,7 @@
 # The kernel log must stay clean (lab_stop), "waiting for ... to become
 # free" (a netdev reference never put) included.
 # Knobs: TEARDOWN_CYCLES (1), TEARDOWN_CASES ("delete updown netns rmmod
-# kill nvdelete nvrmmod": the NVMe cases that release the device, to keep
+# kill nvdelete": one NVMe case, the device deleted under I/O, to keep
 # CI's time; teardown-long.sh runs all ten), TD_STEP (s, bound of a teardown step, 30), TD_SELF (s, how long
 # the processes get to end by themselves, 5), TD_KILL (s, bound for them
 # to go after kill -9, 10), TD_END (s, bound for traffic to come back
@@ -54,7 +54,7 @@ case $LAB_KVER in
 *) TD_SCALE=${TD_SCALE:-1} ;;
 esac
 CYCLES=${TEARDOWN_CYCLES:-1}
-CASES=${TEARDOWN_CASES:-delete updown netns rmmod kill nvdelete nvrmmod}
+CASES=${TEARDOWN_CASES:-delete updown netns rmmod kill nvdelete}
 TD_STEP=${TD_STEP:-$((30 * TD_SCALE))}
 TD_END=${TD_END:-$((60 * TD_SCALE))}
 TD_SELF=${TD_SELF:-$((5 * TD_SCALE))}

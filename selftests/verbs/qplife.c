@@ -880,7 +880,9 @@ static void dereg_one(const char *host, const char *port, int round, int c)
 	uint32_t seed = 5000 + 16 * round + 2 * c, psn = random() & 0xffffff;
 	uint32_t a_len = c == DR_BEFORE ? 1u << 20 : DR_A_LEN;
 	int victim = c == DR_QUEUED ? 1 : 0, got = 0, extra = 0, k, i;
-	double bound = 2.0 + slack, t_req = 0, t_err = -1, t_a = 0;
+	double bound = 2.0 + slack, t_req = 0, t_err = -1, t_a = 0, last_move;
+	const volatile uint8_t *va = dbuf;
+	size_t prefix;
 	enum ibv_wc_status st[3] = { IBV_WC_GENERAL_ERR, IBV_WC_GENERAL_ERR,
 				     IBV_WC_GENERAL_ERR };
 	uint8_t *da = dbuf, *db = dbuf + DR_A_LEN;
@@ -965,8 +967,23 @@ static void dereg_one(const char *host, const char *port, int round, int c)
 	      "%s: server: ibv_dereg_mr of MR %c succeeded in %.3f s (bound %.2f s)",
 	      name, m.n ? 'B' : 'A', m.usec / 1e6, 1.0 + slack);
 
-	/* every WR completes once, in order; the victim with the error */
-	while (got < 3 && now_s() - t_req < bound + 10) {
+	/*
+	 * every WR completes once, in order; the victim with the error.
+	 * The wait is bound + 10 s from the request or from the last time
+	 * READ A's in-order prefix grew: "queued" has READ A (16 MiB) served
+	 * first, which on the debug kernel (KASAN under TCG, ~1 MB/s) takes
+	 * longer than that bound; a READ that stops moving still fails.
+	 */
+	last_move = t_req;
+	prefix = landed;
+	while (got < 3 && now_s() - last_move < bound + 10 &&
+	       now_s() - t_req < 600) {
+		size_t p0 = prefix;
+
+		while (prefix < a_len && va[prefix] == pat(seed, prefix))
+			prefix++;
+		if (prefix > p0)
+			last_move = now_s();
 		k = poll_n(q.cq, wc, 8, 0.01);
 		for (i = 0; i < k; i++) {
 			uint64_t id = wc[i].wr_id;

@@ -166,6 +166,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->local_end = 0;
 	s->req.smsn = 0;
 	s->req.rd_atomic_out = 0;
+	s->mtu = 0;		/* the next life's is chosen at its RTR */
 }
 
 /*
@@ -204,18 +205,18 @@ static void tp_paths_init(struct metaroce_qp *qp)
 }
 
 /*
- * Payload bytes per packet. UD: the IB path MTU (it bounds the message).
- * RC: segmentation is the transport's own business; packets are sized to
- * the IP MTU of the netdev (minus IP, UDP, metaroce headers and ICRC) so
- * a 1500-byte Ethernet carries 1404 payload bytes instead of the IB MTU's
- * 1024 -- a third fewer packets for the same data.
- */
-/*
- * Payload bytes per packet: the QP's path MTU, which both ends agreed on
- * (each end's active MTU is the largest IB MTU its netdev carries). Only
+ * Payload bytes per packet, chosen when the QP enters RTR and fixed until
+ * RESET (protocol.rst "Segment size"): every non-LAST packet of every
+ * message of one life carries it, retransmissions included, and the
+ * peer's responder refuses a packet that does not. UD: the QP's path MTU
+ * (it bounds the datagram). RC: the path MTU, which both ends agreed on
+ * (each end's active MTU is the largest IB MTU its netdev carries); only
  * when the path MTU is this device's own active MTU -- the peer's port is
- * no smaller -- do RC segments fill the local IP MTU, which the IB MTU
- * values (256..4096) undershoot (1500 -> 1024; 9000 -> 4096).
+ * no smaller -- do RC segments fill the local IP MTU of that moment,
+ * which the IB MTU values (256..4096) undershoot (1500 -> 1404, not
+ * 1024; 9000 -> 4096). A later change of the netdev's MTU does not
+ * change it: a smaller MTU makes its packets too big (counted at
+ * transmission, tx_too_big), a larger one is used by the next life.
  */
 static u32 tp_seg_size(struct metaroce_qp *qp)
 {
@@ -265,6 +266,7 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 		break;
 	case IB_QPS_RTR:
 		if (old != IB_QPS_RTR) {
+			s->mtu = tp_seg_size(qp);
 			tp_paths_init(qp);
 			metaroce_tp_resp_start(qp,
 					       clamp_t(u32, READ_ONCE(tp_ack_every),
@@ -298,7 +300,6 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 	default:
 		break;
 	}
-	s->mtu = tp_seg_size(qp);
 	spin_unlock_bh(&tp->lock);
 	if (state == IB_QPS_RESET)
 		metaroce_tp_txq_purge(qp);	/* packets of the last life */

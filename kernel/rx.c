@@ -57,6 +57,7 @@ const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX] = {
 	[TP_STAT_SPURIOUS_RTO].name = "spurious_rto",
 	[TP_STAT_PEER_DROPS].name = "peer_drops",
 	[TP_STAT_UC_MSG_DROPS].name = "uc_msg_drops",
+	[TP_STAT_TX_TOO_BIG].name = "tx_too_big",
 };
 
 /* Longest header: BTH + ACKH + 16 path records (208 bytes). */

@@ -77,6 +77,7 @@ enum metaroce_tp_stat {
 	TP_STAT_SPURIOUS_RTO,	/* timeouts undone: the peer/network stalled */
 	TP_STAT_PEER_DROPS,	/* not from the QP's peer / spoofed loopback */
 	TP_STAT_UC_MSG_DROPS,	/* UC messages lost or refused by a responder */
+	TP_STAT_TX_TOO_BIG,	/* sent larger than the netdev MTU (seg_size) */
 	TP_STAT_MAX
 };
 
@@ -204,7 +205,7 @@ struct metaroce_tps {
 	u32 local_end;		/* SQ index after the last local WQE fetched */
 	bool running;		/* RTS/SQD: may send requests */
 	u8 fail_event;		/* enum ib_event_type for ERR, 0 = fatal */
-	u32 mtu;		/* payload bytes per packet */
+	u32 mtu;		/* segment size: set at RTR, 0 from RESET */
 
 	/*
 	 * responder (core/responder.h): incoming PSN space, the responses

@@ -228,6 +228,17 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 
 	if (cb->ect)
 		tos |= INET_ECN_ECT_0;
+	/*
+	 * A QP's segment size is fixed at RTR (hooks.c tp_seg_size): if
+	 * the netdev's MTU dropped below it since, its packets no longer
+	 * fit. They go out with DF, and the IP layer drops them on their
+	 * way out of that netdev (the WR ends RETRY_EXC_ERR): count them,
+	 * so that the cause shows (protocol.rst "Segment size").
+	 */
+	if (len + sizeof(struct udphdr) + (av->family == AF_INET6 ?
+	    sizeof(struct ipv6hdr) : sizeof(struct iphdr)) >
+	    READ_ONCE(mdev->ndev->mtu))
+		metaroce_tp_stat_inc(mdev, TP_STAT_TX_TOO_BIG);
 	cb->ah = NULL;
 	memset(skb->cb, 0, sizeof(skb->cb));
 	rcu_read_lock();

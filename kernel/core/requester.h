@@ -87,7 +87,12 @@ struct mrc_swqe {
 struct mrc_req_cfg {
 	u64 ib_timeout_us;	/* IB local ACK timeout, 0 = infinite */
 	u32 rto_floor_us;	/* minimum RTO */
-	u32 mtu;		/* payload bytes per packet */
+	/*
+	 * Payload bytes per packet, the segment size: fixed from RTR to
+	 * reset (protocol.rst "Segment size"; the peer's responder refuses
+	 * a non-LAST WRITE packet of another size).
+	 */
+	u32 mtu;
 	u32 max_rd_atomic;	/* READ/atomic WQEs in flight, 0 = 1 */
 	u8 retry_cnt;
 	u8 rnr_retry;		/* 7 = infinite */

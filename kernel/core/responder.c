@@ -318,8 +318,11 @@ static void resp_rslot_last(struct mrc_rslot *s, const struct mrc_pkt *p)
 /*
  * Is every earlier packet of the WRITE message whose last packet is @p
  * placed? The packets of a message have consecutive PSNs and all but the
- * last carry the sender's segment size, learnt from its non-LAST packets
- * (rx_seg); until one was seen only in-order placement counts.
+ * last carry the sender's segment size, learnt from its first non-LAST
+ * packet (rx_seg; a later one of another size is refused, so the k
+ * packets before @p that are found here are all of that size and cover
+ * [0, offset): they are the whole prefix); until one was seen only
+ * in-order placement counts.
  */
 static bool resp_write_prefix_done(const struct mrc_resp *r,
 				   const struct mrc_pkt *p)
@@ -433,6 +436,19 @@ static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 	int err = 0;
 
 	/*
+	 * Every non-LAST packet carries the peer's one segment size, at a
+	 * multiple of it (protocol.rst "Segment rules"): the first one
+	 * teaches it (rx_seg, until reset), and a packet that breaks the
+	 * rule is an invalid request -- placing the LAST packets of WRITEs
+	 * relies on it (resp_write_prefix_done).
+	 */
+	if (!(p->flags & MRC_F_LAST) &&
+	    (!p->payload_len || p->write.offset % p->payload_len ||
+	     (r->rx_seg && p->payload_len != r->rx_seg))) {
+		*syn = MRC_SYN_INV_REQ;
+		return RESP_DROP;
+	}
+	/*
 	 * The whole message's range, so a bad one leaves memory untouched.
 	 * A zero-length WRITE's rkey and va are not checked (IBA C9-88):
 	 * rsocket's control messages leave them unset.
@@ -455,7 +471,7 @@ static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 		resp_rslot_start(e, s, p);
 	}
 	if (!(p->flags & MRC_F_LAST)) {
-		r->rx_seg = p->payload_len;
+		r->rx_seg = p->payload_len;	/* the same, once known */
 	} else if (!resp_write_prefix_done(r, p)) {
 		resp_mr_put(e, mr);
 		return held ? RESP_DROP : RESP_HOLD;

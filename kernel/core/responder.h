@@ -121,7 +121,7 @@ struct mrc_resp {
 	struct mrc_rx rx;	/* incoming PSN space */
 	u32 rmsn_done;		/* next message to complete */
 	u32 rmsn_pop;		/* next message to take a WQE for */
-	u32 rx_seg;		/* peer's segment size (WRITE non-LAST) */
+	u32 rx_seg;		/* peer's segment size (first WRITE non-LAST) */
 	u32 nak_psn;		/* last NAKed PSN, to rate-limit */
 	u8 nak_syn;
 	/* a READ/atomic accepted earlier cannot be served: NAK it */

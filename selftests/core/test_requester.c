@@ -321,6 +321,50 @@ MRC_TEST(req_retx_and_timer)
 }
 
 /*
+ * Issue 10, 4: a retransmitted packet is the original's bytes: the
+ * descriptor (offset, length) of its PSN, whatever cfg.mtu says by then.
+ * (The kernel never changes cfg.mtu between RTR and RESET -- hooks.c
+ * tp_seg_size, protocol.rst "Segment size" -- this guards the retransmit
+ * path should it.)
+ */
+MRC_TEST(req_retx_keeps_segment_bounds)
+{
+	static const u16 len[3] = { 1000, 1000, 500 };
+	static const u8 flags[3] = { MRC_F_FIRST, 0, MRC_F_LAST };
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	u32 i, n = 0, k, first;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 10);
+	qt_post(MRC_OP_WRITE, 2500, 0);
+	for (i = 0; i < 3; i++)
+		MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+	q->cfg.mtu = 400;
+	/* the tail-loss probe (PSN 12), then an RTO (the oldest: 10) */
+	for (k = 0; k < 2; k++) {
+		mrc_req_arm_rto(q, &mk_e, true);
+		mk.now += 1000000;
+		mrc_req_timer(q, &mk_e);
+		first = 0;
+		while (mrc_req_retx(q, &mk_e, &o) == 0 && n < 8) {
+			if (!first)
+				first = o.psn;
+			i = o.psn - 10;
+			MRC_ASSERT_TRUE(i < 3);
+			MRC_EXPECT_EQ(qt_txd(o.psn)->offset, 1000 * i);
+			MRC_EXPECT_EQ(qt_txd(o.psn)->len, len[i]);
+			MRC_EXPECT_EQ(qt_txd(o.psn)->flags, flags[i]);
+			n++;
+		}
+		MRC_EXPECT_EQ(first, k ? 10 : 12);
+	}
+	MRC_EXPECT_TRUE(n >= 2);
+}
+
+/*
  * Debug-kernel peer.sh: a FETCH_ADD on a QP idle since RTS (minutes)
  * ended RETRY_EXC_ERR 0.48 s after it was posted, with the QP's bound
  * (timeout 14, retry_cnt 7: 8 x 67 ms, floor MRC_GIVEUP_MIN_US) not
@@ -1270,6 +1314,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),
+	  MRC_CASE(req_retx_keeps_segment_bounds),
 	  MRC_CASE(req_idle_qp_first_request_gets_full_retry_time),
 	  MRC_CASE(req_uc_no_window_completes_when_sent),
 	  MRC_CASE(req_read_costs_two_packets),

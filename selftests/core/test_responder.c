@@ -293,6 +293,154 @@ MRC_TEST(resp_held_write_mr_gone_fails_visibly)
 	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
 }
 
+/* Are the @len bytes of the mock MR at byte @off all zero? */
+static bool rt_mem_zero(u32 off, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		if (mk.mem[off + i])
+			return false;
+	return true;
+}
+
+/*
+ * The WRITE of 650 bytes that rt_seg_change_rx() sends in PSNs 0..5 with
+ * a segment size that changed within the message: 100-byte packets at
+ * offsets 0, 100, 200, 300 (PSNs 0..3), a 200-byte one at 400 (PSN 4),
+ * the LAST 50 bytes at 600 (PSN 5) -- a sender that resegmented when its
+ * netdev's MTU changed (issue 10, 4). Delivers PSN @psn.
+ */
+static void rt_seg_change_rx(struct mrc_resp *r, u32 psn)
+{
+	static const u16 off[6] = { 0, 100, 200, 300, 400, 600 };
+	static const u16 len[6] = { 100, 100, 100, 100, 200, 50 };
+	struct mrc_pkt p;
+
+	rt_write(&p, psn, MK_VA, 650, off[psn], len[psn],
+		 (psn == 0 ? MRC_F_FIRST : 0) | (psn == 5 ? MRC_F_LAST : 0));
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[psn], false);
+}
+
+/*
+ * Issue 10, 4: every non-LAST packet of a peer's WRITEs carries its one
+ * segment size (protocol.rst "Segment rules"); the responder places a
+ * WRITE's LAST packet once the offset / segment size packets before it
+ * are placed. A segment size that changes within a message (or between
+ * messages) makes that count wrong: here PSNs 3, 2 (100 bytes), 4 (200)
+ * then the LAST (offset 600 = 3 * 200) arrive while PSNs 0 and 1 are
+ * missing, and the LAST must not land before them. The responder refuses
+ * the first packet that breaks the rule -- PSN 4, 200 bytes after PSNs 3
+ * and 2 taught it 100 -- visibly: an INV_REQ NAK of its PSN and a request
+ * error on the QP; nothing of the message lands after that.
+ */
+MRC_TEST(resp_write_seg_size_change_refused)
+{
+	struct mrc_pkt nak = { 0 };
+	struct mrc_resp *r;
+	u32 i, nemit;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	for (i = 0; i < 6; i++)
+		rt_fill(rt_pay[i], 200, (u8)(16 * i + 1));
+	rt_seg_change_rx(r, 3);
+	rt_seg_change_rx(r, 2);
+	MRC_EXPECT_MEMEQ(mk.mem + 200, rt_pay[2], 100);
+	MRC_EXPECT_MEMEQ(mk.mem + 300, rt_pay[3], 100);
+	nemit = mk.nemit;
+	rt_seg_change_rx(r, 4);
+	if (mk.nemit > nemit && mk.nemit <= MK_EMIT)
+		nak = mk.emit[mk.nemit - 1];
+	MRC_EXPECT_TRUE(rt_mem_zero(400, 200));
+	/* the rest of it, in the kernel's case dropped by the ERR QP */
+	rt_seg_change_rx(r, 5);
+	/* never the LAST before its prefix (PSNs 0 and 1 never came) */
+	MRC_EXPECT_TRUE(rt_mem_zero(0, 200));
+	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
+	/* refused visibly, at PSN 4 */
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(nak.opcode, MRC_OP_ACK);
+	MRC_EXPECT_EQ(nak.ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(nak.ack.nak_psn, 4);
+	mrc_resp_stop(r);
+	mrc_resp_flush(r, &mk_e, 0);
+	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
+	MRC_EXPECT_EQ(r->nheld, 0);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+}
+
+/*
+ * The same rule when the LAST arrives first behind packets of one size:
+ * PSN 4 (200 bytes) then the LAST (offset 600, 3 * 200) are held and
+ * committed as usual; PSN 3 (100 bytes) then breaks the rule, is refused,
+ * and the held LAST is never placed. A later message with another
+ * segment size is refused too: the size is the same for all messages.
+ */
+MRC_TEST(resp_write_seg_size_change_held_last)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 i;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	for (i = 0; i < 6; i++)
+		rt_fill(rt_pay[i], 200, (u8)(16 * i + 1));
+	rt_seg_change_rx(r, 4);
+	rt_seg_change_rx(r, 5);
+	MRC_EXPECT_EQ(r->nheld, 1);
+	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	rt_seg_change_rx(r, 3);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 3);
+	rt_seg_change_rx(r, 2);
+	rt_seg_change_rx(r, 1);
+	rt_seg_change_rx(r, 0);
+	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
+	mrc_resp_stop(r);
+	mrc_resp_flush(r, &mk_e, 0);
+	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
+	MRC_EXPECT_EQ(r->nheld, 0);
+	MRC_EXPECT_EQ(mk.released, 1);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+
+	/* between messages: 100-byte segments, then 200-byte ones */
+	rt_setup(r, 0);
+	rt_write(&p, 0, MK_VA, 150, 0, 100, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	rt_write(&p, 1, MK_VA, 150, 100, 50, MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(r->rx.cum, 2);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	rt_write(&p, 2, MK_VA + 1024, 250, 0, 200, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_TRUE(rt_mem_zero(1024, 200));
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+	/* and a reset forgets the size: a new life may choose another */
+	rt_setup(r, 0);
+	rt_write(&p, 0, MK_VA, 250, 0, 200, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false);
+	rt_write(&p, 1, MK_VA, 250, 200, 50, MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[3], false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(r->rx.cum, 2);
+	MRC_EXPECT_MEMEQ(mk.mem, rt_pay[2], 200);
+	MRC_EXPECT_MEMEQ(mk.mem + 200, rt_pay[3], 50);
+}
+
 MRC_TEST(resp_write_order_later_psn_wins)
 {
 	struct mrc_resp *r;
@@ -1309,6 +1457,8 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_rnr_then_resend),
 	  MRC_CASE(resp_write_last_held),
 	  MRC_CASE(resp_held_write_mr_gone_fails_visibly),
+	  MRC_CASE(resp_write_seg_size_change_refused),
+	  MRC_CASE(resp_write_seg_size_change_held_last),
 	  MRC_CASE(resp_write_order_later_psn_wins),
 	  MRC_CASE(resp_read_waits_for_earlier_write),
 	  MRC_CASE(resp_atomic_once),

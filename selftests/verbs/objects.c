@@ -12,7 +12,10 @@
  *  - IBV_EVENT_CQ_ERR on a CQ that overflows, the QP completing into it
  *    moved to ERR with IBV_EVENT_QP_FATAL, the CQEs it did hold intact;
  *  - IBV_EVENT_SRQ_LIMIT_REACHED once SENDs consume the SRQ below its
- *    armed limit (not before, and once only), every payload byte checked.
+ *    armed limit (not before, and once only), every payload byte checked;
+ * and a loopback RC pair's segment size (rdma res -dd seg_size) fixed at
+ * RTR while its netdev's MTU changes (test_seg_size_fixed: run as root,
+ * it sets the netdev's MTU and restores it).
  *
  *   cc -o objects objects.c -libverbs
  *   RDMAV_DRIVERS=.../build/provider/libmetaroce ./objects [mrc0]
@@ -943,6 +946,229 @@ out:
 	put_mr(mr);
 }
 
+/* ------------------------------------------- the segment size, fixed */
+
+#define SEG_LEN		(256 * 1024)
+#define SEG_NWR		4
+
+/* The whole output of a shell command (at most n - 1 bytes), or -1. */
+static int cmd_out(const char *cmd, char *out, size_t n)
+{
+	size_t got = 0, r;
+	FILE *f;
+
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (got + 1 < n && (r = fread(out + got, 1, n - 1 - got, f)) > 0)
+		got += r;
+	out[got] = 0;
+	return pclose(f) ? -1 : 0;
+}
+
+/* seg_size of @qp in `rdma -dd res show qp`, or -1. */
+static int seg_size(struct ibv_qp *qp)
+{
+	char cmd[160], out[4096], *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "rdma -dd res show qp link %s/1 lqpn %u 2>/dev/null",
+		 ibv_get_device_name(ctx->device), qp->qp_num);
+	if (cmd_out(cmd, out, sizeof(out)))
+		return -1;
+	p = strstr(out, "seg_size ");
+	return p ? atoi(p + 9) : -1;
+}
+
+/* The device counter @name (hw_counters), or -1 if there is none. */
+static long hw_counter(const char *name)
+{
+	char path[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(ctx->device), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int set_mtu(const char *nd, int mtu)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "ip link set dev %s mtu %d", nd, mtu);
+	return system(cmd);
+}
+
+/* Post n signaled WRITEs (wr_id 70..) of mem[0] to mem[1] over qa. */
+static bool seg_writes(struct ibv_qp *qa, struct ibv_mr *mr,
+		       uint8_t (*mem)[SEG_LEN], int n)
+{
+	struct ibv_send_wr wr[SEG_NWR], *bad;
+	struct ibv_sge sge[SEG_NWR];
+	uint32_t len = SEG_LEN / n;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge[i].addr = (uintptr_t)mem[0] + i * len;
+		sge[i].length = len;
+		sge[i].lkey = mr->lkey;
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = 70 + i;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)mem[1] + i * len;
+		wr[i].wr.rdma.rkey = mr->rkey;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	return !ibv_post_send(qa, wr, &bad);
+}
+
+/* n completions of seg_writes(), each a success, in order? */
+static bool seg_wait(struct ibv_cq *cq, int n)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (poll_one(cq, &wc, 10.0) != 1 ||
+		    wc.status != IBV_WC_SUCCESS || wc.wr_id != 70u + i)
+			return false;
+	return true;
+}
+
+/*
+ * Issue 10, 4: a QP's segment size is chosen when it enters RTR (from its
+ * path MTU and the netdev's MTU at that moment) and stays fixed until
+ * RESET (protocol.rst "Segment size"), whatever the netdev's MTU does
+ * later and whatever modify_qp follows -- one message never goes out
+ * with two segment sizes, and the peer's responder refuses a packet that
+ * would. Over a loopback RC pair on the netdev of the device (eth0):
+ *  - the MTU grows by 500 between RTR and RTS: seg_size (rdma res -dd)
+ *    stays the RTR one;
+ *  - WRITEs in flight while the MTU goes back and an RTS -> RTS
+ *    modify_qp (min_rnr_timer) runs: seg_size unchanged, every WRITE
+ *    completes, every byte in place;
+ *  - a pair taken to RTR at the larger MTU, the MTU then dropped below
+ *    its segment size: seg_size unchanged, and its packets, too big for
+ *    the netdev now, are counted (tx_too_big). Loopback packets go
+ *    through lo, so they still arrive and the WRITE completes.
+ * The netdev's MTU is restored at the end.
+ */
+static void test_seg_size_fixed(struct ibv_pd *pd)
+{
+	static uint8_t mem[2][SEG_LEN] __attribute__((aligned(4096)));
+	struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 1,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_qp_attr a;
+	struct ibv_cq *cq = NULL;
+	struct ibv_mr *mr = NULL;
+	char cmd[128], out[1024], nd[64] = "", *p;
+	int m0 = 0, s_rtr, s, s2, i;
+	long t0, t1;
+
+	snprintf(cmd, sizeof(cmd), "rdma link show %s/1 2>/dev/null",
+		 ibv_get_device_name(ctx->device));
+	if (!cmd_out(cmd, out, sizeof(out)) && (p = strstr(out, "netdev ")))
+		sscanf(p + 7, "%63s", nd);
+	snprintf(cmd, sizeof(cmd), "cat /sys/class/net/%s/mtu", nd);
+	if (nd[0] && !cmd_out(cmd, out, sizeof(out)))
+		m0 = atoi(out);
+	CHECK(m0 >= 1280 && m0 <= 8500, "seg: netdev %s, mtu %d",
+	      nd[0] ? nd : "?", m0);
+	if (m0 < 1280 || m0 > 8500)
+		return;
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	qa = cq ? make_qp(pd, cq, NULL, IBV_QPT_RC, cap) : NULL;
+	qb = cq ? make_qp(pd, cq, NULL, IBV_QPT_RC, cap) : NULL;
+	CHECK(cq && mr && qa && qb &&
+	      !to_init(qa, IBV_ACCESS_REMOTE_WRITE) &&
+	      !to_init(qb, IBV_ACCESS_REMOTE_WRITE) &&
+	      !rc_to_rtr(qa, qb->qp_num, 300) &&
+	      !rc_to_rtr(qb, qa->qp_num, 400),
+	      "seg: loopback RC pair in RTR");
+	if (!cq || !mr || !qa || !qb)
+		goto out;
+	s_rtr = seg_size(qa);
+	CHECK(s_rtr >= 256 && s_rtr <= 4096 && seg_size(qb) == s_rtr,
+	      "seg: seg_size %d at RTR (mtu %d)", s_rtr, m0);
+	CHECK(!set_mtu(nd, m0 + 500), "seg: %s mtu %d -> %d", nd, m0,
+	      m0 + 500);
+	CHECK(!rc_to_rts(qa, 400) && !rc_to_rts(qb, 300),
+	      "seg: RTR -> RTS at mtu %d", m0 + 500);
+	s = seg_size(qa);
+	s2 = seg_size(qb);
+	CHECK(s == s_rtr && s2 == s_rtr,
+	      "seg: seg_size stays %d after RTS (got %d, %d)", s_rtr, s, s2);
+
+	for (i = 0; i < SEG_LEN; i++)
+		mem[0][i] = pat(9, i);
+	memset(mem[1], 0, SEG_LEN);
+	CHECK(seg_writes(qa, mr, mem, SEG_NWR), "seg: post %d WRITEs",
+	      SEG_NWR);
+	CHECK(!set_mtu(nd, m0), "seg: %s mtu back to %d, WRITEs in flight",
+	      nd, m0);
+	memset(&a, 0, sizeof(a));
+	a.min_rnr_timer = 14;
+	CHECK(!ibv_modify_qp(qa, &a, IBV_QP_MIN_RNR_TIMER),
+	      "seg: RTS -> RTS (min_rnr_timer), WRITEs in flight");
+	s = seg_size(qa);
+	CHECK(s == s_rtr, "seg: seg_size stays %d (got %d)", s_rtr, s);
+	CHECK(seg_wait(cq, SEG_NWR), "seg: %d WRITEs complete, in order",
+	      SEG_NWR);
+	CHECK(bad_byte(mem[1], SEG_LEN, 9) < 0,
+	      "seg: every byte in place (first bad at %ld)",
+	      bad_byte(mem[1], SEG_LEN, 9));
+	CHECK(!ibv_destroy_qp(qa) && !ibv_destroy_qp(qb),
+	      "seg: destroy the pair");
+	qa = qb = NULL;
+
+	/* RTR at the larger MTU, then the MTU drops below seg_size */
+	qa = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	qb = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	CHECK(qa && qb && !set_mtu(nd, m0 + 500) &&
+	      !connect_loopback(qa, qb, IBV_ACCESS_REMOTE_WRITE),
+	      "seg: a pair in RTS at mtu %d", m0 + 500);
+	if (!qa || !qb)
+		goto out;
+	s = seg_size(qa);
+	CHECK(s > s_rtr, "seg: its seg_size %d is larger than %d", s, s_rtr);
+	CHECK(!set_mtu(nd, m0), "seg: %s mtu back to %d", nd, m0);
+	t0 = hw_counter("tx_too_big");
+	memset(mem[1], 0, SEG_LEN);
+	CHECK(seg_writes(qa, mr, mem, 1) && seg_wait(cq, 1) &&
+	      bad_byte(mem[1], SEG_LEN, 9) < 0,
+	      "seg: a WRITE over lo completes, every byte in place");
+	t1 = hw_counter("tx_too_big");
+	s2 = seg_size(qa);
+	CHECK(s2 == s, "seg: seg_size stays %d (got %d)", s, s2);
+	CHECK(t0 >= 0 && t1 - t0 >= SEG_LEN / s,
+	      "seg: its %d-byte packets counted tx_too_big at mtu %d (+%ld)",
+	      s, m0, t0 >= 0 ? t1 - t0 : -1);
+out:
+	if (m0)
+		CHECK(!set_mtu(nd, m0), "seg: %s mtu %d restored", nd, m0);
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	put_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "mrc0";
@@ -983,6 +1209,7 @@ int main(int argc, char **argv)
 		test_flush_in_err(pd);
 		test_cq_overflow(pd);
 		test_srq_limit(pd);
+		test_seg_size_fixed(pd);
 	}
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");

@@ -162,7 +162,7 @@ struct rc_conn {
 	u32 cur_wr;		/* WR being sent (next_wr - 1 if partial) */
 	bool cur_busy;
 	u32 done_wr;		/* completed, in SQ order */
-	u32 ok_wr;		/* successful prefix */
+	u32 ok_wr;		/* successful completions */
 	u32 sq_depth, rd_atomic;
 	bool req_err, rsp_err;
 	bool flush_pending;
@@ -3527,12 +3527,22 @@ started:
 			SIM_CHECK(rc_err_faults() || c->strict,
 				  "qp %u: error in a run without error faults",
 				  c->req.qpn);
-		/* bytes written by WRs after the successful prefix: unknown */
+		/*
+		 * Bytes written by a WR that did not complete successfully:
+		 * unknown (IB: an error or flush completion does not say
+		 * whether the remote memory was written). Not only those
+		 * after the successful ones: after a fatal NAK a WR before
+		 * the NAKed one that is not known complete -- a READ/atomic
+		 * acknowledged but never answered -- is flushed while later
+		 * complete WRs succeed (protocol.rst "Fatal NAK", step 2).
+		 */
 		for (k = 0; k < RC_NMR; k++)
 			memset(c->mr[k].touched, 0, c->mr[k].len);
-		for (k = c->ok_wr; err && k < c->nwr; k++) {
+		for (k = 0; err && k < c->nwr; k++) {
 			struct rc_wr *w = &c->wr[k];
 
+			if (w->done && w->status == MRC_WC_SUCCESS)
+				continue;
 			if (w->kind == WR_WRITE || w->kind == WR_WRITE_IMM ||
 			    w->kind == WR_CAS || w->kind == WR_FAA)
 				memset(c->mr[w->mr].touched +

@@ -268,6 +268,8 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 			f->rnr_ppm = rng_range(r, 10000, 100000);
 		else if (!strcmp(tok, "dereg"))
 			f->dereg = 1;
+		else if (!strcmp(tok, "vanish"))
+			f->vanish = 1;
 		else if (!strcmp(tok, "qperr"))
 			f->qp_err = 1;
 		else if (!strcmp(tok, "reset"))
@@ -338,6 +340,12 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 		 */
 		if (f->rnr_ppm && !(f->rnr_ppm & 1))
 			f->rnrx = 1 + (f->rnr_ppm >> 2) % 3;
+		/*
+		 * "vanish" in an eighth of the runs, those with reordering
+		 * (held packets), derived as rnrx: the seeds stay as they
+		 * were up to the moment the MR vanishes.
+		 */
+		f->vanish = f->reorder_ppm % 4 == 1;
 	}
 	return 0;
 }

@@ -352,6 +352,7 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 	const struct mrc_ack_info *a = &p->ack;
 	struct mrc_sb_ack_res res;
 	u32 old_una = e->sbp->una, bad, i, rtt;
+	bool fatal;
 	int err;
 
 	if (e->errored)
@@ -406,9 +407,18 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 		e->last_progress = W.now;
 		e->tlp_done = false;
 	}
+	/*
+	 * A fatal NAK: its hook completes what precedes the NAKed WR, not
+	 * this cumulative point, which may cover it (protocol.rst "Fatal
+	 * NAK": an acknowledged held WRITE LAST that could not be placed).
+	 */
+	fatal = a->syndrome != MRC_SYN_ACK && a->syndrome != MRC_SYN_RNR &&
+		(mrc_seq_in(a->nak_psn, e->sbp->una, e->sbp->nxt) ||
+		 mrc_seq_lt(a->nak_psn, e->sbp->una));
 	if (res.cum_advance) {
 		ep_arm_rto(e, true);
-		e->ops->acked(e);
+		if (!fatal)
+			e->ops->acked(e);
 	}
 	switch (a->syndrome) {
 	case MRC_SYN_ACK:
@@ -428,8 +438,7 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 			printf("t=%llu qp %u: got NAK %u psn %u (una %u nxt %u)\n",
 			       (unsigned long long)W.now, e->qpn, a->syndrome,
 			       a->nak_psn, e->sbp->una, e->sbp->nxt);
-		if (mrc_seq_in(a->nak_psn, e->sbp->una, e->sbp->nxt) ||
-		    mrc_seq_lt(a->nak_psn, e->sbp->una))
+		if (fatal)
 			e->ops->nak(e, a->syndrome, a->nak_psn);
 		return;
 	}

@@ -26,7 +26,11 @@
  * SEND order with the right bytes; memory equals the reference; an atomic
  * executes once and only when the responder runs its queue; nothing is
  * placed after the responder's QP errored; no placement outside an MR;
- * MR handles balanced; held packets released.
+ * MR handles balanced; held packets released; an acknowledged held
+ * packet that cannot be placed any more fails the QP visibly (a
+ * REM_ACCESS NAK naming it, its WR never successful, no message after it
+ * completed at the receiver); no byte lands in an MR once it is gone and
+ * its last handle was put ("vanish").
  */
 #include "ep.h"
 
@@ -71,6 +75,10 @@ struct rc_mr {
 	u32 rkey;
 	u32 access;
 	bool valid;
+	bool gone;		/* "vanish": lookups fail; handles taken
+				 * before stay usable until put (the
+				 * kernel's dereg drains its references) */
+	int refs;		/* handles out (mr_get not yet put) */
 	u8 *mem;		/* the responder's memory */
 	u8 *model;		/* the reference */
 	u8 *touched;		/* last WR index + 1 that writes the byte */
@@ -83,6 +91,7 @@ struct rc_rwqe {		/* a posted receive WQE of the responder */
 };
 
 struct rc_held {
+	u32 psn;
 	u32 len;
 	u8 buf[SIM_PKT_MAX];
 };
@@ -124,7 +133,7 @@ static bool rc_err_faults(void)
 	 * lost, and nobody answers the requester's retries (IB alike).
 	 */
 	return W.f.dereg || W.f.qp_err || W.f.access || W.f.badwqe ||
-	       W.f.rnrx ||
+	       W.f.rnrx || W.f.vanish ||
 	       (W.f.close && (W.f.loss_ppm || W.f.burst_ppm ||
 			      W.f.corrupt_ppm || W.f.blackhole_ppm ||
 			      W.f.flap_ppm));
@@ -162,7 +171,8 @@ struct rc_conn {
 	u32 cur_wr;		/* WR being sent (next_wr - 1 if partial) */
 	bool cur_busy;
 	u32 done_wr;		/* completed, in SQ order */
-	u32 ok_wr;		/* successful prefix */
+	u32 ok_wr;		/* successful completions */
+	u32 cmpl_limit;		/* the sim's requester completes WRs < it */
 	u32 sq_depth, rd_atomic;
 	bool req_err, rsp_err;
 	bool flush_pending;
@@ -193,6 +203,16 @@ struct rc_conn {
 	bool dereg_done;
 	u32 dereg_mr;
 	u64 dereg_at;
+	/* fault "vanish" (rc_vanish()) */
+	bool vanish_done;
+	u32 vanish_at;		/* at this successful mr_get of the life */
+	u32 ngets;
+	bool get_failed;	/* the last mr_get found no MR */
+	/* acknowledged held packets that could not be placed (one call) */
+	bool held_fail, held_naked;
+	u32 held_fail_psn;	/* the earliest */
+	u32 held_fail_wr;	/* its WR + 1 (0: none this life) */
+	u32 rcqe_ok;		/* WR + 1 of the last successful receive */
 	/* requester QP on the core completer (else this file's own) */
 	bool use_comp;
 	bool cq_fail_pending;
@@ -238,6 +258,47 @@ static u32 rc_wr_rkey(const struct rc_conn *c, const struct rc_wr *w)
 	return w->junk_rkey ? w->junk_rkey : c->mr[w->mr].rkey;
 }
 
+/*
+ * Fault "vanish": the MR @m, just looked up for [@va, +@len), vanishes --
+ * another context deregisters it (the kernel erases the key, then drains
+ * the references: metaroce_dereg_mr) or invalidates it (LOCAL_INV,
+ * SEND_WITH_INV on another QP of the PD) -- while the handle is out.
+ * Lookups fail from now on; the handle stays usable until it is put.
+ * Once per life: with probability 1/2 when a held packet of the same
+ * message waits (the lookup is most likely the one of the packet that
+ * completes the message, whose held LAST is placed next in the same
+ * call), else at the life's vanish_at-th successful lookup. Draws only
+ * from W.frng.
+ */
+static void rc_vanish(struct rc_conn *c, struct rc_mr *m, u64 va, u64 len)
+{
+	bool held = false;
+	u32 i;
+
+	if (!W.f.vanish || c->vanish_done || c->rsp_err)
+		return;
+	c->ngets++;
+	for (i = 0; c->in_rx && i < c->r->nheld; i++) {
+		const struct mrc_pkt *h = &c->r->held[i].p;
+
+		if (h->write.rkey == m->rkey && h->write.va == va &&
+		    h->write.msg_len == len)
+			held = true;
+	}
+	if (held ? !rng_below(&W.frng, 2) : c->ngets != c->vanish_at)
+		return;
+	if (W.o->verbose > 1)
+		printf("t=%llu qp %u: MR %u vanishes (%s)\n",
+		       (unsigned long long)W.now, c->rsp.qpn,
+		       (u32)(m - c->mr), held ? "held" : "lookup");
+	m->valid = false;
+	m->gone = true;
+	c->vanish_done = true;
+	COV(f_vanish);
+	if (held)
+		COV(f_vanish_held);
+}
+
 static void *env_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
 			u64 len)
 {
@@ -245,20 +306,100 @@ static void *env_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
 	struct rc_mr *m = rc_mr_find(c, key);
 
 	SIM_CHECK(remote, "responder asked for a local key");
+	c->get_failed = true;
 	if (!m || (m->access & access) != access || va < m->va ||
 	    va + len > m->va + m->len || va + len < va)
 		return NULL;
+	c->get_failed = false;
 	c->mr_refs++;
+	m->refs++;
+	rc_vanish(c, m, va, len);
 	return m;
 }
 
 static void env_mr_put(void *ctx, void *mr)
 {
 	struct rc_conn *c = ctx;
+	struct rc_mr *m = mr;
 
-	(void)mr;
-	SIM_CHECK(c->mr_refs > 0, "mr_put without mr_get");
+	SIM_CHECK(c->mr_refs > 0 && m->refs > 0, "mr_put without mr_get");
 	c->mr_refs--;
+	m->refs--;
+}
+
+/*
+ * A held packet is released: in the responder's rx call (resp_run_held),
+ * right after its placement, whose first step is the MR lookup. If that
+ * failed, the acknowledged packet is not in memory: the same call must
+ * NAK it and fail the QP (rc_held_check()).
+ */
+static void rc_held_released(struct rc_conn *c, const struct rc_held *h)
+{
+	if (c->in_rx && c->get_failed) {
+		if (!c->held_fail || mrc_seq_lt(h->psn, c->held_fail_psn))
+			c->held_fail_psn = h->psn;
+		c->held_fail = true;
+		COV(resp_held_fail);
+	}
+	c->get_failed = false;
+}
+
+/* The WR whose request packets include @psn (this life), or -1. */
+static int rc_wr_of_psn(const struct rc_conn *c, u32 psn)
+{
+	int i;
+
+	for (i = (int)c->next_wr - 1; i >= 0; i--)
+		if (c->wr[i].posted && mrc_seq_geq(psn, c->wr[i].first_psn))
+			return i;
+	return -1;
+}
+
+/*
+ * The responder NAKs @psn with @syn. A fatal NAK of a WRITE packet: no
+ * message after that WRITE may have completed at the receiver
+ * (protocol.rst "Ordering": a SEND after a WRITE completes only once the
+ * WRITE is entirely in memory). READ/atomics are not included: they run
+ * later than a SEND behind them may complete (protocol.rst "Ordering").
+ */
+static void rc_nak_out(struct rc_conn *c, u8 syn, u32 psn)
+{
+	int i;
+
+	if (!c || syn == MRC_SYN_ACK || syn == MRC_SYN_RNR || !c->wr)
+		return;
+	if (c->held_fail && psn == c->held_fail_psn &&
+	    syn == MRC_SYN_REM_ACCESS)
+		c->held_naked = true;
+	i = rc_wr_of_psn(c, psn);
+	if (i < 0 || (c->wr[i].kind != WR_WRITE &&
+		      c->wr[i].kind != WR_WRITE_IMM))
+		return;
+	SIM_CHECK(c->rcqe_ok <= (u32)i, "qp %u: NAK %u of WRITE WR %u (psn "
+		  "%u), but the receive of a later message (WR %u) completed "
+		  "successfully", c->rsp.qpn, syn, i, psn, c->rcqe_ok - 1);
+}
+
+/*
+ * After the responder's rx call: an acknowledged held packet that could
+ * not be placed (its MR gone) was NAKed REM_ACCESS by its PSN and the QP
+ * failed (protocol.rst "Ordering": never dropped silently).
+ */
+static void rc_held_check(struct rc_conn *c)
+{
+	int i;
+
+	if (!c || !c->held_fail)
+		return;
+	SIM_CHECK(c->held_naked && c->rsp_err, "qp %u: held WRITE LAST psn "
+		  "%u, acknowledged, could not be placed (MR gone) and was "
+		  "dropped silently: %s", c->rsp.qpn, c->held_fail_psn,
+		  c->rsp_err ? "the QP errored, no REM_ACCESS NAK of its PSN" :
+		  "the QP is up");
+	i = rc_wr_of_psn(c, c->held_fail_psn);
+	if (i >= 0 && !c->held_fail_wr)
+		c->held_fail_wr = (u32)i + 1;
+	c->held_fail = c->held_naked = false;
 }
 
 static const u8 *src_bytes(struct rc_conn *c, const struct mrc_src *src)
@@ -279,8 +420,9 @@ static void rc_placing(struct rc_conn *c, struct rc_mr *m, u64 va, u32 len,
 	SIM_CHECK(!c->rsp_err, "%s placed after the responder QP errored",
 		  what);
 	SIM_CHECK(m >= c->mr && m < c->mr + RC_NMR, "%s: bad MR handle", what);
-	SIM_CHECK(m->valid, "%s into MR rkey %x after it was invalidated",
-		  what, m->rkey);
+	SIM_CHECK(m->valid || (m->gone && m->refs > 0),
+		  "%s into MR rkey %x after it was %s", what, m->rkey,
+		  m->gone ? "gone (no handle left)" : "invalidated");
 	SIM_CHECK(va >= m->va && va + len <= m->va + m->len,
 		  "%s outside its MR: [%llx, +%u) not in [%llx, +%u)", what,
 		  (unsigned long long)va, len, (unsigned long long)m->va,
@@ -441,7 +583,7 @@ static int env_post_rcqe(void *ctx, const struct mrc_rcqe *cq)
 			  "flush completion while the QP is up");
 		if (cq->status != MRC_WC_WR_FLUSH_ERR)
 			SIM_CHECK(c->req_err || W.f.dereg || W.f.qp_err ||
-				  W.f.access,
+				  W.f.access || W.f.vanish,
 				  "receive completion %u status %u in a run "
 				  "without errors", k, cq->status);
 		goto out;
@@ -453,6 +595,7 @@ static int env_post_rcqe(void *ctx, const struct mrc_rcqe *cq)
 		  c->nrmsg);
 	wi = c->rmsg[k];
 	wr = &c->wr[wi];
+	c->rcqe_ok = wi + 1;
 	SIM_CHECK(cq->byte_len == wr->len, "recv %u (WR %u): byte_len %u, "
 		  "sent %u", k, wi, cq->byte_len, wr->len);
 	if (wr->kind == WR_WRITE_IMM) {
@@ -504,6 +647,7 @@ static void env_emit(void *ctx, const struct mrc_pkt *p,
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "responder emitted opcode %u",
 		  p->opcode);
 	rc_ack_out(&c->ackw, e->qpn, false);
+	rc_nak_out(c, p->ack.syndrome, p->ack.nak_psn);
 	SIM_CHECK(p->path_id < e->pathsp->n, "ACK on path %u of %u",
 		  p->path_id, e->pathsp->n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
@@ -526,6 +670,7 @@ static void env_release(void *ctx, const void *pkt)
 	c->nheld--;
 	if (c->in_rx && !c->rsp_err)
 		COV(resp_deferred_run);
+	rc_held_released(c, pkt);
 	free((void *)pkt);
 }
 
@@ -680,6 +825,7 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	if (!h)
 		abort();
 	h->len = p->hdr_len + p->payload_len;
+	h->psn = p->psn;
 	memcpy(h->buf + p->hdr_len, payload, p->payload_len);
 	v0 = mrc_rx_check(&c->r->rx, p->psn);
 	rc_cur_h = h;
@@ -689,6 +835,7 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	repeat = rc_nak_repeat(c->r, p);
 	ret = mrc_resp_rx(c->r, &c->env, p, h, ce);
 	c->in_rx = false;
+	rc_held_check(c);
 	rc_ack_now_check(&c->ackw, sent0, p, v0, ce, repeat,
 			 !c->rsp_err && mrc_resp_ready(c->r), e->qpn);
 	rc_cur_h = NULL;
@@ -1015,7 +1162,8 @@ static void req_complete(struct rc_conn *c)
 {
 	struct ep *e = &c->req;
 
-	while (c->done_wr < c->next_wr && !c->req_err) {
+	while (c->done_wr < c->next_wr && c->done_wr < c->cmpl_limit &&
+	       !c->req_err) {
 		struct rc_wr *w = &c->wr[c->done_wr];
 		u32 i = c->done_wr;
 
@@ -1068,18 +1216,24 @@ static void req_acked(struct ep *e)
 	req_complete(conn_of_ep(e));
 }
 
-static void req_fail(struct rc_conn *c, u8 status)
+/*
+ * The QP fails: WR @bad (or, if -1, the first not completed) with
+ * @status, every other one not completed with WR_FLUSH_ERR.
+ */
+static void req_fail_wr(struct rc_conn *c, u8 status, int bad)
 {
 	u32 i;
 
 	if (c->req_err)
 		return;
 	c->req_err = true;
+	if (bad < 0)
+		bad = (int)c->done_wr;
 	for (i = c->done_wr; i < c->nwr; i++) {
 		c->wr[i].done = true;
-		c->wr[i].status = i == c->done_wr ? status :
+		c->wr[i].status = i == (u32)bad ? status :
 				  MRC_WC_WR_FLUSH_ERR;
-		if (i == c->done_wr)
+		if (i == (u32)bad)
 			COV(req_cqe_err);
 		else
 			COV(req_flush);
@@ -1087,9 +1241,15 @@ static void req_fail(struct rc_conn *c, u8 status)
 	c->done_wr = c->nwr;
 }
 
+static void req_fail(struct rc_conn *c, u8 status)
+{
+	req_fail_wr(c, status, -1);
+}
+
 static void req_nak(struct ep *e, u8 syn, u32 psn)
 {
 	struct rc_conn *c = conn_of_ep(e);
+	int bad;
 
 	if (!(rc_err_faults() || c->strict)) {
 		u32 i, n = 0;
@@ -1115,10 +1275,21 @@ static void req_nak(struct ep *e, u8 syn, u32 psn)
 		sim_fail("qp %u: NAK %u for psn %u in a run that should have "
 			 "no errors: %s", e->qpn, syn, psn, why);
 	}
+	/*
+	 * protocol.rst "Fatal NAK": the WRs before the NAKed one that are
+	 * complete succeed, the NAKed one fails with the NAK's status even
+	 * if the NAK's cum covers it (an acknowledged held WRITE LAST that
+	 * could not be placed), the others are flushed.
+	 */
+	bad = rc_wr_of_psn(c, psn);
+	if (bad >= 0 && (u32)bad < c->done_wr)
+		bad = -1;	/* names no outstanding WR: flush the rest */
+	c->cmpl_limit = bad >= 0 ? (u32)bad : ~0u;
 	req_complete(c);
-	req_fail(c, syn == MRC_SYN_REM_ACCESS ? MRC_WC_REM_ACCESS_ERR :
-		 syn == MRC_SYN_INV_REQ ? MRC_WC_REM_INV_REQ_ERR :
-		 MRC_WC_REM_OP_ERR);
+	c->cmpl_limit = ~0u;
+	req_fail_wr(c, syn == MRC_SYN_REM_ACCESS ? MRC_WC_REM_ACCESS_ERR :
+		    syn == MRC_SYN_INV_REQ ? MRC_WC_REM_INV_REQ_ERR :
+		    MRC_WC_REM_OP_ERR, bad >= 0 ? bad : (int)c->nwr);
 	ep_error(e, 0, 0);
 }
 
@@ -1871,6 +2042,7 @@ static void fq_emit(void *ctx, const struct mrc_pkt *p,
 	SIM_CHECK(p->opcode == MRC_OP_ACK, "engine emitted opcode %u",
 		  p->opcode);
 	rc_ack_out(&f->ackw, f->ep->qpn, false);
+	rc_nak_out(f->crsp, p->ack.syndrome, p->ack.nak_psn);
 	SIM_CHECK(p->path_id < f->q->paths.n, "ACK on path %u of %u",
 		  p->path_id, f->q->paths.n);
 	if (p->ack.syndrome == MRC_SYN_REM_ACCESS)
@@ -1904,8 +2076,10 @@ static void fq_release(void *ctx, const void *pkt)
 
 	SIM_CHECK(f->nheld > 0, "release of a packet never held");
 	f->nheld--;
-	if (f->crsp)
+	if (f->crsp) {
 		f->crsp->nheld--;
+		rc_held_released(f->crsp, pkt);
+	}
 	free((void *)pkt);
 }
 
@@ -2528,6 +2702,7 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		if (!h)
 			abort();
 		h->len = p->hdr_len + p->payload_len;
+		h->psn = p->psn;
 		memcpy(h->buf + p->hdr_len, payload, p->payload_len);
 		v0 = mrc_rx_check(&f->r->rx, p->psn);
 		rc_cur_h = h;
@@ -2542,6 +2717,10 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		repeat = rc_nak_repeat(f->r, p);
 		ret = mrc_resp_rx(f->r, &f->env, p, h, ce);
 		f->rx_v = -1;
+		if (f->crsp) {
+			f->crsp->in_rx = false;
+			rc_held_check(f->crsp);
+		}
 		rc_ack_now_check(&f->ackw, sent0, p, v0, ce, repeat,
 				 !f->dead && !q->failed &&
 				 mrc_resp_ready(f->r), f->ep->qpn);
@@ -2551,8 +2730,6 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 				COV(sb_resp_ack);
 			ep_check_retired(f->ep, old);
 		}
-		if (f->crsp)
-			f->crsp->in_rx = false;
 		rc_cur_h = NULL;
 		v1 = mrc_rx_check(&f->r->rx, p->psn);
 		if (v0 == MRC_RX_NEW && v1 == MRC_RX_DUP)
@@ -3462,10 +3639,17 @@ started:
 #endif
 		c->req_err = c->rsp_err = c->flush_pending = false;
 		c->next_wr = c->cur_wr = c->done_wr = c->ok_wr = 0;
+		c->cmpl_limit = ~0u;
 		c->cur_busy = false;
 		c->rq_posted = c->rq_popped = c->rq_done = 0;
 		c->rq_hold_until = 0;
 		c->dereg_done = false;
+		c->vanish_done = false;
+		c->vanish_at = 1 + (u32)rng_below(&W.frng, 1500);
+		c->ngets = 0;
+		c->held_fail = c->held_naked = false;
+		c->held_fail_wr = 0;
+		c->rcqe_ok = 0;
 		for (k = 0; k < MRC_RSLOTS; k++)
 			c->slot[k].buf = NULL;
 		/* the model starts from what memory holds now */
@@ -3527,12 +3711,28 @@ started:
 			SIM_CHECK(rc_err_faults() || c->strict,
 				  "qp %u: error in a run without error faults",
 				  c->req.qpn);
-		/* bytes written by WRs after the successful prefix: unknown */
+		/* the WRITE whose acknowledged held packet was not placed */
+		if (c->held_fail_wr)
+			SIM_CHECK(c->wr[c->held_fail_wr - 1].status !=
+				  MRC_WC_SUCCESS, "qp %u: WR %u completed "
+				  "successfully, but its held packet was never "
+				  "placed", c->req.qpn, c->held_fail_wr - 1);
+		/*
+		 * Bytes written by a WR that did not complete successfully:
+		 * unknown (IB: an error or flush completion does not say
+		 * whether the remote memory was written). Not only those
+		 * after the successful ones: after a fatal NAK a WR before
+		 * the NAKed one that is not known complete -- a READ/atomic
+		 * acknowledged but never answered -- is flushed while later
+		 * complete WRs succeed (protocol.rst "Fatal NAK", step 2).
+		 */
 		for (k = 0; k < RC_NMR; k++)
 			memset(c->mr[k].touched, 0, c->mr[k].len);
-		for (k = c->ok_wr; err && k < c->nwr; k++) {
+		for (k = 0; err && k < c->nwr; k++) {
 			struct rc_wr *w = &c->wr[k];
 
+			if (w->done && w->status == MRC_WC_SUCCESS)
+				continue;
 			if (w->kind == WR_WRITE || w->kind == WR_WRITE_IMM ||
 			    w->kind == WR_CAS || w->kind == WR_FAA)
 				memset(c->mr[w->mr].touched +
@@ -3668,13 +3868,14 @@ void scn_rc(void)
 	lives = W.f.reset ? 2 : 1;
 	snprintf(W.what, sizeof(W.what),
 		 "rc: %u qps x %u WRs x %u lives, mtu %u, %s%s requester, "
-		 "faults %s%s%s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
+		 "faults %s%s%s%s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
 		 rc[0].fq[0] ? "engines" : rc[0].use_comp ? "completer" :
 		 "sim", rc_n < 2 ? "" : rc[1].fq[0] ? "+engines" :
 		 rc[1].use_comp ? "+completer" : "+sim",
 		 W.f.loss_ppm || W.f.burst_ppm ? "loss " : "",
 		 W.f.reorder_ppm ? "reorder " : "", W.f.dup_ppm ? "dup " : "",
-		 W.f.dereg ? "dereg " : "", W.f.qp_err ? "qperr " : "",
+		 W.f.dereg ? "dereg " : "", W.f.vanish ? "vanish " : "",
+		 W.f.qp_err ? "qperr " : "",
 		 W.f.access ? "access " : "", W.f.badwqe ? "badwqe " : "",
 		 W.f.rnrx ? "rnrx" : "");
 	W.step_check = rc_check;
@@ -3694,8 +3895,10 @@ void scn_rc(void)
 				rc[k].old_nxt_s = rc_rsp_sb(&rc[k])->nxt;
 				rc_free_life(&rc[k]);
 				rc[k].life++;
-				for (u32 m = 0; m < RC_NMR; m++)
+				for (u32 m = 0; m < RC_NMR; m++) {
 					rc[k].mr[m].valid = true;
+					rc[k].mr[m].gone = false;
+				}
 			}
 		}
 		rc_life(nwr);

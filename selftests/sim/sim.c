@@ -4,7 +4,7 @@
  *
  *   sim [--seeds N] [--seed S] [--scenario stream|rc|uc|all]
  *       [--faults all|none|loss,burst,reorder,dup,corrupt,blackhole,
- *                 flap,spike,rnr,dereg,qperr,reset,spurious,access,
+ *                 flap,spike,rnr,dereg,vanish,qperr,reset,spurious,access,
  *                 stale,invread,badwqe,badwqe2,rnrx]
  *       [--ops N] [--coverage] [--quiet] [-v]
  *
@@ -39,8 +39,8 @@ static void usage(void)
 		"           [--quiet] [-v]\n"
 		"SPEC: all (default: each fault on in some runs), none, or a\n"
 		"      list of loss,burst,reorder,dup,corrupt,blackhole,flap,\n"
-		"      spike,rnr,dereg,qperr,reset,spurious,access,stale,invread,\n"
-		"      badwqe,badwqe2,rnrx\n");
+		"      spike,rnr,dereg,vanish,qperr,reset,spurious,access,stale,\n"
+		"      invread,badwqe,badwqe2,rnrx\n");
 	exit(2);
 }
 
@@ -61,6 +61,7 @@ static int run_one(const struct sim_opts *o)
 	memset(&W, 0, sizeof(W));
 	W.o = o;
 	rng_seed(&W.rng, o->seed);
+	rng_seed(&W.frng, o->seed ^ 0x76616e6973680000ULL);
 	if (faults_parse(o->faults, &W.f, &W.rng)) {
 		fprintf(stderr, "bad --faults %s\n", o->faults);
 		exit(2);

@@ -96,6 +96,8 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(f_spike, "fault: delay spike") \
 	X(f_rnr, "fault: RNR window (no receive posted)") \
 	X(f_dereg, "fault: MR deregistered mid-run") \
+	X(f_vanish, "fault: MR gone right after a successful lookup") \
+	X(f_vanish_held, "fault: ... of a message with a held packet") \
 	X(f_qp_err, "fault: QP moved to error by the app") \
 	X(f_reset, "fault: QP reset and reused") \
 	X(f_spurious_retx, "fault: requester resends an acked PSN") \
@@ -108,6 +110,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(resp_drop, "responder: packet left uncommitted") \
 	X(resp_held, "responder: WRITE last packet held") \
 	X(resp_deferred_run, "responder: held packet placed later") \
+	X(resp_held_fail, "responder: acked held packet not placeable (MR gone)") \
 	X(resp_rnr, "responder: RNR NAK") \
 	X(resp_nak_access, "responder: REM_ACCESS NAK") \
 	X(resp_nak_inv, "responder: INV_REQ NAK") \
@@ -196,6 +199,10 @@ struct sim_faults {
 	u32 rnrx;		/* rnr_retry = rnrx - 1 (0: infinite, 7) */
 	u32 close;		/* the receiver closes its QP after its last
 				 * message (engines, rc) */
+	u32 vanish;		/* rc: an MR vanishes (deregistered or
+				 * invalidated by another context) right
+				 * after a successful lookup, preferably
+				 * while a packet of the message is held */
 };
 
 /* Named fault mixes for --faults (comma separated, "all", "none"). */
@@ -265,6 +272,8 @@ struct sim_world {
 	u64 evseq;
 	u64 end_by;		/* no-hang bound */
 	struct sim_rng rng;
+	struct sim_rng frng;	/* "vanish": its own stream, so that a run
+				 * is the same run up to the vanishing */
 	struct sim_faults f;
 	struct sim_fabric fab;
 	sim_rx_fn rx;

@@ -217,9 +217,9 @@ static void resp_post_rcqe(const struct mrc_env *e,
  * Post the receive completions that are now due, in message order, up to
  * and including the first error completion: messages whose LAST packet
  * is before @end (the receive window's cum, or an earlier PSN that
- * failed).
+ * failed). True if it posted an error completion (the QP ends).
  */
-static void resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e,
+static bool resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e,
 			   u32 end)
 {
 	while (r->rmsn_done != r->rmsn_pop) {
@@ -248,9 +248,10 @@ static void resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e,
 		 */
 		if (s->status != MRC_WC_SUCCESS) {
 			resp_fail(e, MRC_QPE_KEEP);
-			break;
+			return true;
 		}
 	}
+	return false;
 }
 
 /* An immediate as the completion carries it: network byte order. */
@@ -269,6 +270,7 @@ static u8 resp_rslot_start(const struct mrc_env *e, struct mrc_rslot *s,
 	if (s->seen)
 		return MRC_SYN_ACK;
 	s->seen = 1;
+	s->first_psn = p->psn;
 	if (p->opcode == MRC_OP_WRITE_IMM) {
 		s->msg_len = p->write.msg_len;
 		s->opcode = MRC_WC_RECV_RDMA_WITH_IMM;
@@ -427,6 +429,28 @@ static void resp_mr_put(const struct mrc_env *e, void *mr)
 		e->ops->mr_put(e->ctx, mr);
 }
 
+/*
+ * Does a SEND_WITH_INV of @rkey before @psn have a packet here, its
+ * message not completed yet? In PSN order its invalidation executes
+ * before a request at @psn, so a WRITE at @psn naming @rkey fails
+ * (protocol.rst "Ordering"). The messages not completed are those of the
+ * receive WQEs taken, rmsn_done to rmsn_pop (at most MRC_RSLOTS).
+ */
+static bool resp_inv_pending(const struct mrc_resp *r, u32 rkey, u32 psn)
+{
+	const struct mrc_rslot *s;
+	u32 msn;
+
+	for (msn = r->rmsn_done; msn != r->rmsn_pop; msn++) {
+		s = &r->rslot[msn & (MRC_RSLOTS - 1)];
+		if (s->seen && (s->wc_flags & MRC_WCF_WITH_INV) &&
+		    s->status == MRC_WC_SUCCESS && s->imm == rkey &&
+		    mrc_seq_lt(s->first_psn, psn))
+			return true;
+	}
+	return false;
+}
+
 static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 			    const struct mrc_pkt *p, const struct mrc_src *src,
 			    u8 *syn, bool held)
@@ -454,6 +478,20 @@ static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 	 * rsocket's control messages leave them unset.
 	 */
 	if (p->write.msg_len) {
+		/*
+		 * After a SEND_WITH_INV of its rkey that has not completed:
+		 * not placed, not committed (a retransmission meets the
+		 * same); NAKed REM_ACCESS once cum reaches it, i.e. after
+		 * the invalidation executed (mrc_resp_rx, COMPLETE). A held
+		 * packet arrived before, and is placed only if the rest of
+		 * its message was.
+		 */
+		if (!held && resp_inv_pending(r, p->write.rkey, p->psn)) {
+			if (!r->inv_nak || mrc_seq_lt(p->psn, r->inv_nak_psn))
+				r->inv_nak_psn = p->psn;
+			r->inv_nak = 1;
+			return RESP_DROP;
+		}
 		mr = e->ops->mr_get(e->ctx, p->write.rkey, true,
 				    MRC_ACC_REMOTE_WRITE, p->write.va,
 				    p->write.msg_len);
@@ -676,7 +714,7 @@ static int resp_place(struct mrc_resp *r, const struct mrc_env *e,
  * resend what is already here -- and the cumulative point cannot pass
  * them before their prefix is placed, which is when they are placed.
  * Returns 0, or the NAK syndrome of one that could not be placed:
- * *fail_psn is the earliest such PSN (resp_held_fail()).
+ * *fail_psn is the earliest such PSN (resp_late_fail()).
  */
 static u8 resp_run_held(struct mrc_resp *r, const struct mrc_env *e,
 			u32 *fail_psn)
@@ -726,13 +764,16 @@ static u8 resp_run_held(struct mrc_resp *r, const struct mrc_env *e,
 }
 
 /*
- * An acknowledged held packet at @psn could not be placed (@syn): fail
- * the QP visibly, and tell the requester. The NAK names the held PSN, so
- * its WRITE completes in error although the NAK's cumulative point
- * covers it, and a retry of that PSN is NAKed again (protocol.rst
- * "Ordering"; test_responder.c resp_held_write_mr_gone_fails_visibly).
+ * A packet at @psn that arrived earlier fails now (@syn): an
+ * acknowledged held packet that could not be placed, or a WRITE refused
+ * for an earlier SEND_WITH_INV. Fail the QP visibly, and tell the
+ * requester. The NAK names that PSN, so its WRITE completes in error
+ * even when the NAK's cumulative point covers it (a held packet), and a
+ * retry of that PSN is NAKed again (protocol.rst "Ordering";
+ * test_responder.c resp_held_write_mr_gone_fails_visibly,
+ * resp_write_after_pending_send_inv_not_placed).
  */
-static void resp_held_fail(struct mrc_resp *r, const struct mrc_env *e,
+static void resp_late_fail(struct mrc_resp *r, const struct mrc_env *e,
 			   u8 syn, u32 psn)
 {
 	r->nak_psn = psn;
@@ -740,6 +781,22 @@ static void resp_held_fail(struct mrc_resp *r, const struct mrc_env *e,
 	mrc_resp_send_ack(r, e, syn, psn);
 	resp_fail(e, syn == MRC_SYN_REM_ACCESS ? MRC_QPE_ACCESS_ERR :
 		  MRC_QPE_FATAL);
+}
+
+/*
+ * Has cum reached the WRITE packet refused for an earlier SEND_WITH_INV
+ * (resp_place_write)? Every request before it is placed and every
+ * message before it completed, the SEND_WITH_INV's invalidation
+ * included: NAK it now. If cum passed it instead (it was placed after
+ * all: the consumer made the rkey valid again before its retransmission
+ * arrived, which IB's order allows too), forget it.
+ */
+static bool resp_inv_nak_due(struct mrc_resp *r)
+{
+	if (!r->inv_nak || mrc_seq_lt(r->rx.cum, r->inv_nak_psn))
+		return false;
+	r->inv_nak = 0;
+	return r->rx.cum == r->inv_nak_psn;
 }
 
 static enum mrc_resp_state resp_go(const struct mrc_env *e,
@@ -1147,11 +1204,18 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				 * those after it, and so will the QP.
 				 */
 				resp_rcomplete(r, e, fail_psn);
-				resp_held_fail(r, e, held_syn, fail_psn);
+				resp_late_fail(r, e, held_syn, fail_psn);
 				next = MRC_RESP_DONE;
 				break;
 			}
-			resp_rcomplete(r, e, r->rx.cum);
+			if (!resp_rcomplete(r, e, r->rx.cum) &&
+			    syn == MRC_SYN_ACK && resp_inv_nak_due(r)) {
+				/* the invalidation before it executed */
+				resp_late_fail(r, e, MRC_SYN_REM_ACCESS,
+					       r->inv_nak_psn);
+				next = MRC_RESP_DONE;
+				break;
+			}
 			/* a queued READ/atomic may have become ready */
 			if (mrc_resp_rsp_ready(r))
 				ret |= MRC_RESP_TX;
@@ -1218,6 +1282,8 @@ static void resp_clear(struct mrc_resp *r, const struct mrc_env *e)
 	r->rx_seg = 0;
 	r->nak_psn = 0;
 	r->nak_syn = 0;
+	r->inv_nak = 0;
+	r->inv_nak_psn = 0;
 }
 
 void mrc_resp_reset(struct mrc_resp *r, const struct mrc_env *e)

@@ -13,7 +13,10 @@
  * committed but held (the environment keeps the packet), and placed
  * once the rest is. Receive completions are posted in message order once
  * every byte of the message is placed. A WRITE packet never overwrites
- * the bytes of a WRITE of a later PSN that overtook it (worder.h).
+ * the bytes of a WRITE of a later PSN that overtook it (worder.h). A
+ * WRITE packet naming the rkey of an earlier SEND_WITH_INV that arrived
+ * but has not completed is not placed (nor committed): it is NAKed once
+ * the invalidation executed.
  * READ and atomic requests are checked, committed and queued in PSN
  * order (rspq.h); the requester executes each (mrc_resp_rsp_exec()) only
  * once every earlier PSN is placed (mrc_resp_rsp_ready()). Access and
@@ -73,6 +76,7 @@ struct mrc_rslot {
 	u32 placed;		/* payload bytes placed */
 	u32 imm;		/* network order */
 	u32 last_psn;		/* PSN of the LAST packet, once placed */
+	u32 first_psn;		/* PSN of the first packet seen */
 	u8 has_last;
 	u8 used;
 	u8 seen;		/* msg_len is known */
@@ -127,6 +131,13 @@ struct mrc_resp {
 	/* a READ/atomic accepted earlier cannot be served: NAK it */
 	u8 rsp_abort;
 	u32 rsp_abort_psn;
+	/*
+	 * A WRITE packet was refused for a SEND_WITH_INV before it that has
+	 * not completed (protocol.rst "Ordering"): NAK the earliest such
+	 * PSN, inv_nak_psn, once cum reaches it.
+	 */
+	u8 inv_nak;
+	u32 inv_nak_psn;
 	u32 nheld;
 	struct mrc_rspq rspq;	/* READ/atomic requests, PSN order */
 	struct mrc_rslot rslot[MRC_RSLOTS];

@@ -7,7 +7,7 @@
  * The world it simulates: a virtual clock (mk.now); one MR of MK_MEM bytes
  * at MK_VA with rkey MK_RKEY (mk.mr_valid, mk.mr_access; its handles
  * counted in mk.mr_refs; mk.mr_gone_after: another context deregisters it
- * during a call); a receive queue of MK_RQ posted WQEs and the
+ * during a call; a SEND_WITH_INV's invalidation makes it invalid); a receive queue of MK_RQ posted WQEs and the
  * responder's slots; a send WQE ring (mk.swq, MK_NSWQ slots of MK_SWQE
  * bytes) whose WQEs sq_fetch makes visible up to mk.posted; a local buffer
  * (mk.local) every READ/atomic response lands in; the three timers. It
@@ -172,6 +172,7 @@ static int mk_mr_invalidate(void *ctx, u32 rkey, bool check_only)
 	if (!check_only) {
 		mk.inval++;
 		mk.inval_rkey = rkey;
+		mk.mr_valid = false;	/* the key no longer resolves */
 	}
 	return 0;
 }

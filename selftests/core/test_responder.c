@@ -687,8 +687,11 @@ MRC_TEST(resp_send_inv_and_imm)
 	mrc_resp_rx(r, &mk_e, &p, NULL, false);
 	MRC_ASSERT_TRUE(mk.nrcqe == 1);
 	MRC_EXPECT_EQ(mk.inval, 1);
+	MRC_EXPECT_FALSE(mk.mr_valid);
 	MRC_EXPECT_EQ(mk.rcqe[0].wc_flags, MRC_WCF_WITH_INV);
 	MRC_EXPECT_EQ(mk.rcqe[0].imm, MK_RKEY);
+	/* the consumer registers the MR again (fast-reg of the same key) */
+	mk.mr_valid = true;
 	/* WRITE_IMM consumes a receive WQE; imm in network order */
 	rt_write(&p, 1, MK_VA, 4, 0, 4, MRC_F_FIRST | MRC_F_LAST);
 	p.opcode = MRC_OP_WRITE_IMM;
@@ -737,6 +740,220 @@ MRC_TEST(resp_no_success_after_error_completion)
 	MRC_ASSERT_TRUE(mk.nrcqe == 2);
 	MRC_EXPECT_EQ(mk.rcqe[1].wr_id, 2);
 	MRC_EXPECT_EQ(mk.rcqe[1].status, MRC_WC_WR_FLUSH_ERR);
+}
+
+/* A single-packet SEND_WITH_INV of MK_RKEY at @psn, message @msn. */
+static void rt_send_inv(struct mrc_pkt *p, u32 psn, u32 msn)
+{
+	rt_send(p, psn, msn, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
+	p->opcode = MRC_OP_SEND_INV;
+	p->send.imm = MK_RKEY;
+}
+
+/* NAKs emitted so far. */
+static u32 rt_naks(void)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < mk.nemit && i < MK_EMIT; i++)
+		if (mk.emit[i].opcode == MRC_OP_ACK &&
+		    mk.emit[i].ack.syndrome != MRC_SYN_ACK)
+			n++;
+	return n;
+}
+
+static const u8 rt_zero[MK_RBUF];
+
+/*
+ * IB RC executes requests in PSN order, so a WRITE after a SEND_WITH_INV
+ * of its rkey fails (protocol.rst "Ordering"). Here the WRITE arrives
+ * after the SEND_WITH_INV completed (its invalidation executed): refused
+ * at once, REM_ACCESS NAK of its PSN, the QP ends with an access error,
+ * no byte placed.
+ */
+MRC_TEST(resp_write_after_send_inv_refused)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(1, 64);
+	rt_send_inv(&p, 0, 0);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_FALSE(mk.mr_valid);
+	rt_fill(rt_pay[0], 64, 5);
+	rt_write(&p, 1, MK_VA, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_MEMEQ(mk.mem, rt_zero, 64);
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 1);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+}
+
+/*
+ * The reordered case: a packet of the SEND_WITH_INV (PSN 1) arrived, but
+ * it cannot complete yet (PSN 0 is late), when a WRITE at PSN 2 to the
+ * rkey it invalidates arrives. In PSN order that WRITE fails, so it is
+ * not placed; nor is it committed (its retransmissions are not placed
+ * either) or NAKed yet: the invalidation has not executed, and the
+ * requester must see the SEND_WITH_INV succeed. The late WRITE at PSN 0
+ * to the same MR lands; the SEND_WITH_INV completes and invalidates; then
+ * PSN 2 is NAKed REM_ACCESS with the cumulative point at it, and the QP
+ * ends with an access error -- the outcome of PSN order.
+ */
+MRC_TEST(resp_write_after_pending_send_inv_not_placed)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	unsigned int ret;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(1, 64);
+	rt_fill(rt_pay[0], 100, 1);
+	rt_fill(rt_pay[1], 64, 2);
+	rt_send_inv(&p, 1, 0);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_TRUE(mk.mr_valid);
+	rt_write(&p, 2, MK_VA + 200, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(ret, 0);
+	MRC_EXPECT_MEMEQ(mk.mem + 200, rt_zero, 64);
+	MRC_EXPECT_EQ(mrc_rx_check(&r->rx, 2), MRC_RX_NEW);
+	MRC_EXPECT_EQ(rt_naks(), 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	/* its retransmission: the same */
+	p.flags |= MRC_F_RETX;
+	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(ret, 0);
+	MRC_EXPECT_MEMEQ(mk.mem + 200, rt_zero, 64);
+	MRC_EXPECT_EQ(mrc_rx_check(&r->rx, 2), MRC_RX_NEW);
+	MRC_EXPECT_EQ(rt_naks(), 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* the WRITE before the SEND_WITH_INV lands, late as it is */
+	rt_write(&p, 0, MK_VA, 100, 0, 100, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_MEMEQ(mk.mem, rt_pay[0], 100);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.rcqe[0].wc_flags, MRC_WCF_WITH_INV);
+	MRC_EXPECT_EQ(mk.inval, 1);
+	MRC_EXPECT_FALSE(mk.mr_valid);
+	/* then PSN 2 fails, PSNs 0 and 1 acknowledged */
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+	MRC_EXPECT_EQ(a->ack.cum_psn, 2);
+	MRC_EXPECT_EQ(rt_naks(), 1);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+	MRC_EXPECT_MEMEQ(mk.mem + 200, rt_zero, 64);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	/* the NAK may be lost: a retry of PSN 2 is NAKed again */
+	mrc_resp_stop(r);
+	rt_write(&p, 2, MK_VA + 200, 64, 0, 64,
+		 MRC_F_FIRST | MRC_F_LAST | MRC_F_RETX);
+	MRC_EXPECT_TRUE(mrc_resp_renak(r, &mk_e, &p));
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 2);
+}
+
+/*
+ * What the responder cannot know (protocol.rst "Ordering"): every packet
+ * of a WRITE after a SEND_WITH_INV of its rkey arrives before any packet
+ * of the SEND_WITH_INV. It is placed, as in the other order it would be
+ * refused -- before the invalidation executes, never after: a WRITE
+ * packet arriving once the SEND_WITH_INV completed is refused.
+ */
+MRC_TEST(resp_write_before_send_inv_arrives_lands)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(1, 64);
+	rt_fill(rt_pay[0], 100, 1);
+	rt_fill(rt_pay[1], 64, 2);
+	rt_write(&p, 2, MK_VA + 200, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_MEMEQ(mk.mem + 200, rt_pay[1], 64);
+	rt_send_inv(&p, 1, 0);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	rt_write(&p, 0, MK_VA, 100, 0, 100, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(r->rx.cum, 3);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_FALSE(mk.mr_valid);
+	MRC_EXPECT_EQ(rt_naks(), 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	rt_write(&p, 3, MK_VA + 300, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_MEMEQ(mk.mem + 300, rt_zero, 64);
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 3);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+}
+
+/*
+ * A READ after a SEND_WITH_INV of its rkey, arriving before the
+ * SEND_WITH_INV can complete: queued, it runs only after the
+ * invalidation executed, so it fails (REM_ACCESS NAK of its PSN, access
+ * error), as in PSN order.
+ */
+MRC_TEST(resp_read_after_pending_send_inv_fails)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(1, 64);
+	rt_post_recv(2, 64);
+	rt_send_inv(&p, 1, 1);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_REQ;
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	p.psn = 2;
+	p.read.va = MK_VA;
+	p.read.rkey = MK_RKEY;
+	p.read.len = 16;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 1);
+	MRC_EXPECT_FALSE(mrc_resp_rsp_ready(r));
+	rt_send(&p, 0, 0, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 2);
+	MRC_EXPECT_EQ(mk.rcqe[1].wc_flags, MRC_WCF_WITH_INV);
+	MRC_EXPECT_FALSE(mk.mr_valid);
+	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
+	MRC_EXPECT_NE(mrc_resp_rsp_exec(r, &mk_e, mrc_rspq_head(&r->rspq)),
+		      0);
+	mrc_resp_rsp_abort(r, &mk_e);
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
 }
 
 MRC_TEST(resp_flush_and_reset)
@@ -1467,6 +1684,10 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_completion_order),
 	  MRC_CASE(resp_send_inv_and_imm),
 	  MRC_CASE(resp_no_success_after_error_completion),
+	  MRC_CASE(resp_write_after_send_inv_refused),
+	  MRC_CASE(resp_write_after_pending_send_inv_not_placed),
+	  MRC_CASE(resp_write_before_send_inv_arrives_lands),
+	  MRC_CASE(resp_read_after_pending_send_inv_fails),
 	  MRC_CASE(resp_flush_and_reset),
 	  MRC_CASE(resp_ack_policy_and_corrupt_rq),
 	  MRC_CASE(resp_read_ack_rides_on_response),

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the one-file verbs test programs (badinput.c, conformance.c,
- * objects.c, uc.c) share: the ok/FAIL check and its counters, the device
- * context and its IPv4-mapped GID, a monotonic clock, a seeded byte
- * pattern, and taking an RC QP (or a loopback pair) to RTS.
+ * objects.c, ordering.c, uc.c) share: the ok/FAIL check and its
+ * counters, the device context and its IPv4-mapped GID, a monotonic
+ * clock, a seeded byte pattern, and taking an RC QP (or a loopback pair)
+ * to RTS.
  *
  * Header only, everything static: each program is still built by one
  * gcc command (see selftests/lab/<name>.sh), and a program must not define

@@ -70,6 +70,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "common.h"
+
 #define BUF_SZ		(4u << 20)
 #define WR_AREA		0			/* write-read regions */
 #define WR_AREA_SZ	(1u << 20)
@@ -117,7 +119,6 @@ struct wi_done {
 
 static int sock = -1, timeout_s = 30, gid_idx = 1;
 static uint32_t iters = 500;
-static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
@@ -173,19 +174,24 @@ static uint64_t rnd(void)
 	return rnd_state;
 }
 
-static uint8_t pat(uint32_t seed, uint32_t i)
+/*
+ * This program's byte pattern, a hash of seed and offset (common.h's
+ * pat() is linear in both: two seeds' patterns can coincide over shifted
+ * ranges, which would hide which of two overlapping WRITEs won).
+ */
+static uint8_t opat(uint32_t seed, uint32_t i)
 {
 	uint32_t x = seed * 2654435761u + i * 40503u;
 
 	return (uint8_t)(x ^ (x >> 13) ^ (x >> 21));
 }
 
-static void fill(uint8_t *p, uint32_t len, uint32_t seed)
+static void ofill(uint8_t *p, uint32_t len, uint32_t seed)
 {
 	uint32_t i;
 
 	for (i = 0; i < len; i++)
-		p[i] = pat(seed, i);
+		p[i] = opat(seed, i);
 }
 
 /* Index of the first byte of @p that is not the pattern, or -1. */
@@ -194,7 +200,7 @@ static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
 	uint32_t i;
 
 	for (i = 0; i < len; i++)
-		if (p[i] != pat(seed, i))
+		if (p[i] != opat(seed, i))
 			return i;
 	return -1;
 }
@@ -256,6 +262,8 @@ static void setup(const char *dev)
 		die("create_qp: %s", strerror(errno));
 	if (ibv_query_port(ctx, 1, &pa) || ibv_query_gid(ctx, 1, gid_idx, &me.gid))
 		die("query port/gid");
+	gid = me.gid;		/* common.h's, for the loopback pair */
+	gid_index = gid_idx;
 	me.qpn = qp->qp_num;
 	me.psn = (0xffff00u | (rand() & 0xff)) - (rand() & 0x3ff);
 	me.mtu = pa.active_mtu;
@@ -382,6 +390,7 @@ static void bad(struct tally *t, const char *fmt, ...)
 
 static double t_check;	/* when the check being reported began */
 
+/* Client: one check's line (and its first mismatches), counted. */
 static void report(struct tally *t)
 {
 	double secs = now() - t_check;
@@ -400,6 +409,39 @@ static void report(struct tally *t)
 	n_fail++;
 }
 
+/*
+ * Client: the server's verdict of a check it judged (struct verdict, its
+ * text one mismatch a line), reported as the client's own.
+ */
+static void report_server(struct tally *t)
+{
+	char *line, *save;
+	struct verdict v;
+	int i;
+
+	xfer(&v, sizeof(v), false);
+	v.text[sizeof(v.text) - 1] = 0;
+	t->ok = v.pass;
+	t->bad = v.fail;
+	for (i = 0, line = strtok_r(v.text, "\n", &save); line && i < 3;
+	     i++, line = strtok_r(NULL, "\n", &save))
+		snprintf(t->first[i], sizeof(t->first[0]), "server: %s", line);
+	report(t);
+}
+
+/* Server: send a check's verdict to the client, print it, count it. */
+static void verdict_send(const char *name, struct verdict *v,
+			 const char *sep)
+{
+	xfer(v, sizeof(*v), true);
+	printf("%s: %u ok, %u wrong%s%s\n", name, v->pass, v->fail,
+	       v->fail ? sep : "", v->text);
+	if (v->fail)
+		n_fail++;
+	else
+		n_pass++;
+}
+
 /* Local layout (client): sources at 0, READ/atomic results above. */
 #define L_SRC		0
 #define L_DST		(1u << 20)
@@ -415,7 +457,7 @@ static void write_read(void)
 		len = 1 + rnd() % (rnd() % 4 ? 16384 : MAX_MSG);
 		off = rnd() % (WR_AREA_SZ - len);
 		seed = (uint32_t)rnd();
-		fill(buf + L_SRC, len, seed);
+		ofill(buf + L_SRC, len, seed);
 		memset(buf + L_DST, 0, len);
 		add_wr(IBV_WR_RDMA_WRITE, L_SRC, len, WR_AREA + off, false);
 		add_wr(IBV_WR_RDMA_READ, L_DST, len, WR_AREA + off, true);
@@ -425,7 +467,7 @@ static void write_read(void)
 			t.ok++;
 		else
 			bad(&t, "iter %u: READ of %u B at +%u after WRITE: byte %ld is %02x, written %02x",
-			    it, len, off, m, buf[L_DST + m], pat(seed, m));
+			    it, len, off, m, buf[L_DST + m], opat(seed, m));
 	}
 	report(&t);
 }
@@ -451,8 +493,8 @@ static void write_write(void)
 		off = rnd() % (WR_AREA_SZ - span);
 		sa = (uint32_t)rnd();
 		sb = (uint32_t)rnd();
-		fill(buf + L_SRC, len, sa);
-		fill(buf + L_SRC + (64u << 10), len, sb);
+		ofill(buf + L_SRC, len, sa);
+		ofill(buf + L_SRC + (64u << 10), len, sb);
 		add_wr(IBV_WR_RDMA_WRITE, L_SRC, len, WR_AREA + off, false);
 		add_wr(IBV_WR_RDMA_WRITE, L_SRC + (64u << 10), len,
 		       WR_AREA + off + shift, false);
@@ -495,7 +537,7 @@ static void write_atomic(void)
 		/* the WRITE ends with the word; the word is 8-aligned */
 		w = (uint32_t)(rnd() % ((WR_AREA_SZ - len) / 8)) * 8 + len - 8;
 		v = rnd();
-		fill(buf + L_SRC, len - 8, it);
+		ofill(buf + L_SRC, len - 8, it);
 		memcpy(buf + L_SRC + len - 8, &v, 8);
 		memset(res, 0xee, 24);
 		add_wr(IBV_WR_RDMA_WRITE, L_SRC, len, w - (len - 8), false);
@@ -604,7 +646,6 @@ static uint32_t ro_len(uint32_t i)
 static void recv_order_client(void)
 {
 	struct tally t = { .name = "recv-order" };
-	struct verdict v;
 	struct ibv_send_wr *w;
 	uint32_t i, n = iters, len, batch;
 	int go = 1;
@@ -619,12 +660,12 @@ static void recv_order_client(void)
 
 			if (j % 2 == 0) {
 				len = ro_len(j);
-				fill(buf + loff, len, j);
+				ofill(buf + loff, len, j);
 				if (len >= 4)
 					memcpy(buf + loff, &j, 4);
 				add_wr(IBV_WR_SEND, loff, len, 0, true);
 			} else {
-				fill(buf + loff, RO_SLOT, j);
+				ofill(buf + loff, RO_SLOT, j);
 				w = add_wr(IBV_WR_RDMA_WRITE_WITH_IMM, loff,
 					   RO_SLOT,
 					   RO_AREA + (j % RO_SLOTS) * RO_SLOT,
@@ -634,12 +675,7 @@ static void recv_order_client(void)
 		}
 		run_chain("recv-order", i);
 	}
-	xfer(&v, sizeof(v), false);
-	t.ok = v.pass;
-	t.bad = v.fail;
-	if (v.fail)
-		snprintf(t.first[0], sizeof(t.first[0]), "server: %.180s", v.text);
-	report(&t);
+	report_server(&t);
 }
 
 /* Server: receives posted late and few at a time, every message checked. */
@@ -702,7 +738,7 @@ static void recv_order_server(uint32_t n)
 				m = -3;
 			else
 				for (uint32_t k = len < 4 ? 0 : 4; k < len; k++)
-					if (p[k] != pat(j, k)) {
+					if (p[k] != opat(j, k)) {
 						m = k;
 						break;
 					}
@@ -736,13 +772,7 @@ static void recv_order_server(uint32_t n)
 		if (expect % 7 == 0)
 			usleep(2000);	/* the sender outruns us: RNR */
 	}
-	xfer(&v, sizeof(v), true);
-	printf("recv-order: %u ok, %u wrong%s%s\n", v.pass, v.fail,
-	       v.fail ? ": " : "", v.text);
-	if (v.fail)
-		n_fail++;
-	else
-		n_pass++;
+	verdict_send("recv-order", &v, ": ");
 }
 
 /* ------------------------------------------------------------ write-inv */
@@ -759,20 +789,18 @@ static void write_inv_client(void)
 	struct tally t = { .name = "write-inv" };
 	struct ibv_send_wr *w, *bad_wr;
 	uint32_t it, j, sends, msg[2];
-	char *line, *save;
-	struct verdict v;
 	struct wi_done d;
 	struct ibv_wc wc;
 	struct wi_go g;
 	double end;
-	int r, i;
+	int r;
 
 	for (it = 0; ; it += g.n) {
 		xfer(&g, sizeof(g), false);
 		if (!g.n || g.n > WI_BATCH)
 			break;
 		for (j = 0; j < g.n; j++) {
-			fill(buf + L_SRC + j * MAX_MSG, g.w[j].len, g.w[j].seed);
+			ofill(buf + L_SRC + j * MAX_MSG, g.w[j].len, g.w[j].seed);
 			msg[0] = it + j;
 			msg[1] = g.w[j].seed;
 			memcpy(buf + L_RES + 8 * j, msg, sizeof(msg));
@@ -819,14 +847,7 @@ static void write_inv_client(void)
 		}
 		xfer(&d, sizeof(d), true);
 	}
-	xfer(&v, sizeof(v), false);
-	v.text[sizeof(v.text) - 1] = 0;
-	t.ok = v.pass;
-	t.bad = v.fail;
-	for (i = 0, line = strtok_r(v.text, "\n", &save); line && i < 3;
-	     i++, line = strtok_r(NULL, "\n", &save))
-		snprintf(t.first[i], sizeof(t.first[0]), "server: %s", line);
-	report(&t);
+	report_server(&t);
 }
 
 /* write-inv, server side: the windows and a loopback pair to probe them */
@@ -856,7 +877,11 @@ static int poll1(struct ibv_cq *c, struct ibv_wc *wc)
 	return 1;
 }
 
-/* pqa <-> pqb (this node's GID) from any state to RTS, fresh PSNs. */
+/*
+ * pqa <-> pqb (this node's GID) from any state to RTS, fresh PSNs:
+ * common.h's INIT, RTR (max_dest_rd_atomic 1) and RTS. The pair only
+ * WRITEs.
+ */
 static void probe_pair_up(void)
 {
 	struct ibv_qp *q[2] = { pqa, pqb };
@@ -870,47 +895,17 @@ static void probe_pair_up(void)
 		a.qp_state = IBV_QPS_RESET;
 		if (ibv_modify_qp(q[i], &a, IBV_QP_STATE))
 			die("write-inv: probe QP to RESET");
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		if (ibv_modify_qp(q[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		if (to_init(q[i], IBV_ACCESS_REMOTE_WRITE))
 			die("write-inv: probe QP to INIT");
 	}
 	while (ibv_poll_cq(pcq, 1, &wc) > 0)
 		;	/* the last probe's flushes */
-	for (i = 0; i < 2; i++) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = q[1 - i]->qp_num;
-		a.rq_psn = psn[1 - i];
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 1;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.port_num = 1;
-		a.ah_attr.grh.dgid = me.gid;
-		a.ah_attr.grh.sgid_index = gid_idx;
-		a.ah_attr.grh.hop_limit = 64;
-		if (ibv_modify_qp(q[i], &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
+	for (i = 0; i < 2; i++)
+		if (rc_to_rtr_rd(q[i], q[1 - i]->qp_num, psn[1 - i], 1))
 			die("write-inv: probe QP to RTR");
-	}
-	for (i = 0; i < 2; i++) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.sq_psn = psn[i];
-		a.max_rd_atomic = 1;
-		if (ibv_modify_qp(q[i], &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+	for (i = 0; i < 2; i++)
+		if (rc_to_rts(q[i], psn[i]))
 			die("write-inv: probe QP to RTS");
-	}
 }
 
 /* A WRITE of @len B at @loff through @rkey from pqa: its status, or -1. */
@@ -946,7 +941,7 @@ static void wi_window(struct wi_go *g, uint32_t j, struct ibv_mw *mw,
 	uint8_t *p = buf + WI_AREA + off;
 
 	for (i = 0; i < len; i++)
-		p[i] = ~pat(seed, i);
+		p[i] = ~opat(seed, i);
 	g->w[j].rkey = ibv_inc_rkey(mw->rkey);
 	g->w[j].len = len;
 	g->w[j].seed = seed;
@@ -992,14 +987,14 @@ static bool wi_judge(struct tally *t, struct wi_go *g, uint32_t it,
 	m = mismatch(p, len, seed);
 	if (m >= 0) {
 		for (i = nbad = 0; i < len; i++)
-			nbad += p[i] != pat(seed, i);
+			nbad += p[i] != opat(seed, i);
 		bad(t, "iter %u: at the SEND_WITH_INV's completion %u of the WRITE's %u B are not in the window, first +%ld: %02x, want %02x",
-		    it + j, nbad, len, m, p[m], pat(seed, m));
+		    it + j, nbad, len, m, p[m], opat(seed, m));
 		return false;
 	}
 	/* the rkey is dead: a WRITE through it fails and changes nothing */
 	for (i = 0; i < plen; i++)
-		buf[ploff + i] = ~pat(seed, i);
+		buf[ploff + i] = ~opat(seed, i);
 	probe_pair_up();
 	st = probe_write(rkey, (uintptr_t)p, ploff, plen);
 	m = mismatch(p, plen, seed);
@@ -1104,13 +1099,7 @@ static void write_inv_server(uint32_t n)
 	for (j = 0, k = 0; j < t.bad && j < 3; j++)
 		k += snprintf(v.text + k, sizeof(v.text) - k, "%.160s\n",
 			      t.first[j]);
-	xfer(&v, sizeof(v), true);
-	printf("write-inv: %u ok, %u wrong%s%s\n", v.pass, v.fail,
-	       v.fail ? ":\n" : "", v.text);
-	if (v.fail)
-		n_fail++;
-	else
-		n_pass++;
+	verdict_send("write-inv", &v, ":\n");
 }
 
 static void usage(void)

@@ -41,6 +41,24 @@ static struct ibv_context *ctx VT_UNUSED;
 static int gid_index VT_UNUSED = -1;	/* of gid, port 1; -1: none */
 static union ibv_gid gid VT_UNUSED;
 
+/* The counter @name of device @dev (hw_counters), or -1 if there is none. */
+static inline long hw_counter(const char *dev, const char *name)
+{
+	char path[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 static inline double now_s(void)
 {
 	struct timespec ts;

@@ -61,20 +61,7 @@ static bool lenient;		/* -R */
 /* The device counter uc_msg_drops, or -1 (none: rxe). */
 static long uc_drops(void)
 {
-	char path[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/uc_msg_drops",
-		 devname);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return hw_counter(devname, "uc_msg_drops");
 }
 
 static struct ibv_qp *uc_qp(struct ibv_pd *pd, struct ibv_cq *cq, int depth)

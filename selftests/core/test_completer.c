@@ -466,6 +466,46 @@ MRC_TEST(comp_fatal_nak_behind_hole)
 }
 
 /*
+ * A fatal NAK while an older WQE is incomplete (a lost SEND) and a WQE
+ * between them is complete (a signaled WRITE, SACKed): on one SQ nothing
+ * after the first completion in error may complete successfully (IB:
+ * later WRs flush), so the complete WRITE flushes too. The WQE before
+ * the hole completes successfully. protocol.rst "Fatal NAK".
+ */
+MRC_TEST(comp_fatal_nak_no_success_after_flush)
+{
+	struct mrc_ack_info a;
+	struct mrc_req *q;
+	u32 i;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 10, acked */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, false);		/* 11, lost */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 12, SACKed */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, false);		/* 13, NAKed */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 14 */
+	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 13);
+	a.sack[0] = 1U << 1 | 1U << 2;			/* 12, 13 */
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_ASSERT_TRUE(mk.nscqe == 4);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 101);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[2], 102);
+	MRC_EXPECT_EQ(mk.scqe_status[2], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[3], 103);
+	MRC_EXPECT_EQ(mk.scqe_status[3], MRC_WC_REM_ACCESS_ERR);
+	/* the rule itself: no SUCCESS after the first non-SUCCESS */
+	for (i = 1; i < mk.nscqe; i++)
+		MRC_EXPECT_TRUE(mk.scqe_status[i - 1] == MRC_WC_SUCCESS ||
+				mk.scqe_status[i] != MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(q->sq_tail, 4);	/* the environment flushes 104 */
+	MRC_EXPECT_TRUE(q->failed);
+}
+
+/*
  * Version 2: the cumulative ACK a peer's packet carries (cum_lo, 16 bits)
  * is applied as cum_psn = una + (u16)(cum_lo - una), through the 16- and
  * 32-bit wraps, completing WQEs; without an RTT sample. One outside
@@ -519,4 +559,5 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_timer_intervals),
 	  MRC_CASE(comp_fatal_nak_mid_segment),
 	  MRC_CASE(comp_fatal_nak_behind_hole),
+	  MRC_CASE(comp_fatal_nak_no_success_after_flush),
 	  MRC_CASE(comp_states_covered));

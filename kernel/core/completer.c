@@ -210,7 +210,9 @@ void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
  * fails (the environment flushes the rest). As in IB, nothing on the SQ
  * completes successfully after a completion in error: once one WQE
  * flushed, every later one before the NAKed WQE flushes too, complete or
- * not (a flush says nothing about remote memory).
+ * not (a flush says nothing about remote memory). A complete WQE can
+ * follow an incomplete one only behind a READ/atomic acknowledged but
+ * unanswered (protocol.rst "Fatal NAK", "Error completions").
  */
 static u8 comp_peer_err_status(struct mrc_req *q, struct mrc_swqe *w)
 {

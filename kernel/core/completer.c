@@ -207,7 +207,12 @@ void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
  * not completed yet never will. Those before the NAKed WQE complete with
  * WR_FLUSH_ERR (never executed, or not known to be), the NAKed one with
  * the NAK's status -- even if it is still being segmented -- and the QP
- * fails (the environment flushes the rest).
+ * fails (the environment flushes the rest). As in IB, nothing on the SQ
+ * completes successfully after a completion in error: once one WQE
+ * flushed, every later one before the NAKed WQE flushes too, complete or
+ * not (a flush says nothing about remote memory). A complete WQE can
+ * follow an incomplete one only behind a READ/atomic acknowledged but
+ * unanswered (protocol.rst "Fatal NAK", "Error completions").
  */
 static u8 comp_peer_err_status(struct mrc_req *q, struct mrc_swqe *w)
 {
@@ -223,6 +228,8 @@ static u8 comp_peer_err_status(struct mrc_req *q, struct mrc_swqe *w)
 
 void mrc_comp_complete(struct mrc_req *q, const struct mrc_env *e)
 {
+	bool flushing = false;
+
 	while (!q->failed) {
 		struct mrc_swqe *w;
 		u8 status;
@@ -245,6 +252,9 @@ void mrc_comp_complete(struct mrc_req *q, const struct mrc_env *e)
 			   q->sq_tail == q->nak_idx) {
 			status = comp_peer_err_status(q, w);
 		}
+		/* no SUCCESS after a flush: the SQ completes in order */
+		if (flushing && status == MRC_WC_SUCCESS)
+			status = MRC_WC_WR_FLUSH_ERR;
 		if ((status != MRC_WC_SUCCESS || w->signaled) &&
 		    e->ops->post_scqe(e->ctx, w, status))
 			comp_fail(q, e, MRC_QPE_KEEP);	/* CQ overflow */
@@ -253,9 +263,10 @@ void mrc_comp_complete(struct mrc_req *q, const struct mrc_env *e)
 		q->sq_tail++;
 		e->ops->sq_consumed(e->ctx, q->sq_tail);
 		/* a flushed WQE before the NAKed one does not end the walk */
-		if (status != MRC_WC_SUCCESS &&
-		    !(status == MRC_WC_WR_FLUSH_ERR && q->peer_err &&
-		      q->nak_found && mrc_seq_lt(q->sq_tail - 1, q->nak_idx)))
+		if (status == MRC_WC_WR_FLUSH_ERR && q->peer_err &&
+		    q->nak_found && mrc_seq_lt(q->sq_tail - 1, q->nak_idx))
+			flushing = true;
+		else if (status != MRC_WC_SUCCESS)
 			comp_fail(q, e, MRC_QPE_KEEP);
 	}
 	/* a fatal NAK that named no outstanding WQE: flush them all */

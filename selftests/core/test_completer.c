@@ -466,6 +466,124 @@ MRC_TEST(comp_fatal_nak_behind_hole)
 }
 
 /*
+ * A fatal NAK while an older WQE is incomplete (a lost SEND) and a WQE
+ * between them is SACKed (a signaled WRITE): on one SQ nothing after the
+ * first completion in error may complete successfully (IB: later WRs
+ * flush). The SACKed WRITE is not complete (its PSN is beyond the
+ * cumulative point), so it flushes on main too; the WQE before the hole
+ * completes successfully. protocol.rst "Fatal NAK".
+ */
+MRC_TEST(comp_fatal_nak_no_success_after_flush)
+{
+	struct mrc_ack_info a;
+	struct mrc_req *q;
+	u32 i;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 10, acked */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, false);		/* 11, lost */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 12, SACKed */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, false);		/* 13, NAKed */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 14 */
+	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 13);
+	a.sack[0] = 1U << 1 | 1U << 2;			/* 12, 13 */
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_ASSERT_TRUE(mk.nscqe == 4);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 101);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[2], 102);
+	MRC_EXPECT_EQ(mk.scqe_status[2], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[3], 103);
+	MRC_EXPECT_EQ(mk.scqe_status[3], MRC_WC_REM_ACCESS_ERR);
+	/* the rule itself: no SUCCESS after the first non-SUCCESS */
+	for (i = 1; i < mk.nscqe; i++)
+		MRC_EXPECT_TRUE(mk.scqe_status[i - 1] == MRC_WC_SUCCESS ||
+				mk.scqe_status[i] != MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(q->sq_tail, 4);	/* the environment flushes 104 */
+	MRC_EXPECT_TRUE(q->failed);
+}
+
+/*
+ * A complete WQE behind an incomplete one: only a READ/atomic whose
+ * request is acknowledged but whose response is missing can be
+ * incomplete below the cumulative point. A fatal NAK then flushes the
+ * READ; the WQEs after it and before the NAKed one are complete (every
+ * PSN acknowledged) but must flush too, signaled or not: a SUCCESS after
+ * the READ's WR_FLUSH_ERR would break IB's rule that every WR after one
+ * completed in error completes flushed. protocol.rst "Fatal NAK".
+ */
+MRC_TEST(comp_fatal_nak_complete_after_missing_response)
+{
+	struct mrc_ack_info a;
+	struct mrc_req *q;
+	u32 i;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 10, acked */
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 11, no response */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, false);		/* 12, acked */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 13, acked */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 14, lost */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 15, SACKed */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, false);		/* 16, NAKed */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 17 */
+	ct_ack(&a, 14, MRC_SYN_REM_ACCESS, 16);
+	a.sack[0] = 1U << 1 | 1U << 2;			/* 15, 16 */
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_ASSERT_TRUE(mk.nscqe == 7);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	for (i = 1; i < 6; i++) {
+		MRC_EXPECT_EQ(mk.scqe_wr_id[i], 100 + i);
+		MRC_EXPECT_EQ(mk.scqe_status[i], MRC_WC_WR_FLUSH_ERR);
+	}
+	MRC_EXPECT_EQ(mk.scqe_wr_id[6], 106);
+	MRC_EXPECT_EQ(mk.scqe_status[6], MRC_WC_REM_ACCESS_ERR);
+	for (i = 1; i < mk.nscqe; i++)
+		MRC_EXPECT_TRUE(mk.scqe_status[i - 1] == MRC_WC_SUCCESS ||
+				mk.scqe_status[i] != MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(q->sq_tail, 7);	/* the environment flushes 107 */
+	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
+	MRC_EXPECT_TRUE(q->failed);
+}
+
+/*
+ * The same with an atomic whose response is missing and a NAKed READ:
+ * the READ was acknowledged on arrival and NAKed later (its memory was
+ * gone when it could run), so the NAK's cumulative point covers it and
+ * it is found by its request PSN. The SEND between them is complete and
+ * must flush, the READ gets the NAK's status.
+ */
+MRC_TEST(comp_fatal_nak_rd_complete_after_missing_atomic)
+{
+	struct mrc_ack_info a;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_FETCH_ADD, 8, 1, true);	/* 10, no response */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 11, acked */
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 12, acked, NAKed */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 13 */
+	ct_ack(&a, 13, MRC_SYN_REM_ACCESS, 12);
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_ASSERT_TRUE(mk.nscqe == 3);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 101);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[2], 102);
+	MRC_EXPECT_EQ(mk.scqe_status[2], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_EQ(q->sq_tail, 3);	/* the environment flushes 103 */
+	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
+	MRC_EXPECT_TRUE(q->failed);
+}
+
+/*
  * Version 2: the cumulative ACK a peer's packet carries (cum_lo, 16 bits)
  * is applied as cum_psn = una + (u16)(cum_lo - una), through the 16- and
  * 32-bit wraps, completing WQEs; without an RTT sample. One outside
@@ -519,4 +637,7 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_timer_intervals),
 	  MRC_CASE(comp_fatal_nak_mid_segment),
 	  MRC_CASE(comp_fatal_nak_behind_hole),
+	  MRC_CASE(comp_fatal_nak_no_success_after_flush),
+	  MRC_CASE(comp_fatal_nak_complete_after_missing_response),
+	  MRC_CASE(comp_fatal_nak_rd_complete_after_missing_atomic),
 	  MRC_CASE(comp_states_covered));

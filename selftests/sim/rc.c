@@ -175,6 +175,8 @@ struct rc_conn {
 	u32 cmpl_limit;		/* the sim's requester completes WRs < it */
 	u32 sq_depth, rd_atomic;
 	bool req_err, rsp_err;
+	bool sq_bad;		/* a send completion in error was seen */
+	u32 sq_bad_wr;		/* the first one */
 	bool flush_pending;
 	bool strict;		/* no avoidance of later-WR overlap */
 	/* responder receive queue */
@@ -1402,7 +1404,16 @@ static int cq_post_scqe(void *ctx, const struct mrc_swqe *sw, u8 status)
 	w->done = true;
 	w->status = status;
 	c->done_wr++;
+	/* IB: after a completion in error, every later WR is flushed */
+	SIM_CHECK(status != MRC_WC_SUCCESS || !c->sq_bad,
+		  "WR %u completed successfully after WR %u completed in "
+		  "error (status %u): no SUCCESS after an error on one SQ",
+		  i, c->sq_bad_wr, c->wr[c->sq_bad_wr].status);
 	if (status != MRC_WC_SUCCESS) {
+		if (!c->sq_bad) {
+			c->sq_bad = true;
+			c->sq_bad_wr = i;
+		}
 		COV(req_cqe_err);
 		SIM_CHECK(rc_err_faults() || c->strict ||
 			  c->rsp_err,
@@ -3638,6 +3649,7 @@ static void rc_life(u32 nwr)
 started:
 #endif
 		c->req_err = c->rsp_err = c->flush_pending = false;
+		c->sq_bad = false;
 		c->next_wr = c->cur_wr = c->done_wr = c->ok_wr = 0;
 		c->cmpl_limit = ~0u;
 		c->cur_busy = false;

@@ -30,6 +30,14 @@
 
 /* ------------------------------------------------------------ PRNG */
 
+/*
+ * At most one draw per expression (a draw: rng_*(), or any call that may
+ * draw or send a packet): f(rng_below(), rng_range()) or rng_next() >>
+ * rng_below() draw in an order C leaves to the compiler, and a seed would
+ * replay differently in another build. Draw into named locals, one per
+ * statement; selftests/sim/determinism.sh compares the builds.
+ */
+
 struct sim_rng {
 	u64 s[4];
 };

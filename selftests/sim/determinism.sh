@@ -37,6 +37,8 @@ while [ $# -gt 0 ]; do
 	   exit 2 ;;
 	esac
 done
+# every build is compared with CI's
+[[ " $builds " == *" ci "* ]] || builds="ci $builds"
 
 # name=sim options: the smoke's runs (smoke.sh), scripts/sim.sh's mixes
 # (keep in step) from their first seeds, and two more mixes with faults

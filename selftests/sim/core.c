@@ -34,6 +34,29 @@ static u64 rotl(u64 x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
+/* ------------------------------------------------------ digest */
+
+void sim_digest(u64 v)
+{
+	u64 h = (W.digest ^ v) * 0x9e3779b97f4a7c15ULL;
+
+	W.digest = h ^ (h >> 29);
+}
+
+static void sim_digest_buf(const u8 *b, u32 n)
+{
+	u64 v;
+	u32 i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&v, b + i, 8);
+		sim_digest(v);
+	}
+	for (v = 0; i < n; i++)
+		v = v << 8 | b[i];
+	sim_digest(v ^ (u64)n << 48);
+}
+
 u64 rng_next(struct sim_rng *r)	/* xoshiro256** */
 {
 	u64 *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
@@ -44,6 +67,7 @@ u64 rng_next(struct sim_rng *r)	/* xoshiro256** */
 	s[0] ^= s[3];
 	s[2] ^= t;
 	s[3] = rotl(s[3], 45);
+	sim_digest(res);
 	return res;
 }
 
@@ -207,6 +231,9 @@ bool sim_run_until(bool (*done)(void), u64 until)
 		e = ev_pop();
 		if (e.when > W.now)
 			W.now = e.when;
+		sim_digest(e.when);
+		sim_digest(e.seq);
+		sim_digest(e.x);
 		e.fn(e.arg, e.x);
 		W.steps++;
 		if (W.step_check)
@@ -398,6 +425,7 @@ static void fab_put(struct sim_wire *w, u64 at, bool corrupt)
 				w->buf[(pos + i) / 8] ^= 1U << ((pos + i) % 8);
 		COV(f_corrupt);
 	}
+	sim_digest(at << 1 | w->ce);
 	ev_push(at, deliver_ev, w, corrupt);
 }
 
@@ -429,6 +457,8 @@ void fab_send(u32 src, u32 dst, u16 sport, const struct mrc_pkt *p,
 		memcpy(w->buf + hl, payload, p->payload_len);
 	w->len = mrc_icrc_put(w->buf, hl + p->payload_len);
 	W.pkts++;
+	sim_digest((u64)src << 48 | (u64)dst << 32 | (u64)sport << 16);
+	sim_digest_buf(w->buf, w->len);
 
 	/* ECMP: the route is a hash of the flow's 5-tuple (its sport) */
 	rt = &l->r[mix32(sport ^ l->salt) % SIM_ROUTES];
@@ -493,12 +523,21 @@ void fab_send(u32 src, u32 dst, u16 sport, const struct mrc_pkt *p,
 	}
 	if (rng_ppm(&W.rng, f->dup_ppm)) {
 		struct sim_wire *d = malloc(sizeof(*d));
+		bool dcorrupt;
+		u64 dlate;
 
 		if (!d)
 			abort();
 		*d = *w;
-		fab_put(d, at + rng_range(&W.rng, 0, 300),
-			rng_ppm(&W.rng, f->corrupt_ppm));
+		/*
+		 * One draw per statement (C leaves the order of a call's
+		 * arguments open): this is the order CI's build (gcc -O1,
+		 * ASan/UBSan) drew them in as fab_put()'s arguments, so that
+		 * the seeds found so far stay (selftests/sim/determinism.sh).
+		 */
+		dcorrupt = rng_ppm(&W.rng, f->corrupt_ppm);
+		dlate = rng_range(&W.rng, 0, 300);
+		fab_put(d, at + dlate, dcorrupt);
 		COV(f_dup);
 	}
 	fab_put(w, at, rng_ppm(&W.rng, f->corrupt_ppm));

@@ -3033,7 +3033,7 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 	c->nrmsg = 0;
 	for (i = 0; i < nwr; i++) {
 		struct rc_wr *w = &c->wr[i];
-		u32 r = rng_below(&W.rng, tot), tries;
+		u32 r = rng_below(&W.rng, tot), tries, shift;
 		struct rc_mr *m;
 
 		for (k = 0; r >= weight[k]; k++)
@@ -3127,7 +3127,13 @@ static void rc_gen(struct rc_conn *c, u32 nwr)
 			abort();
 		if (w->kind != WR_READ)
 			rc_fill(w->data, w->len);
-		w->swap_add = rng_next(&W.rng) >> rng_below(&W.rng, 64);
+		/*
+		 * One draw per statement, in the order of CI's build (gcc
+		 * -O1, ASan/UBSan) before they were split: the shift first
+		 * (selftests/sim/determinism.sh)
+		 */
+		shift = rng_below(&W.rng, 64);
+		w->swap_add = rng_next(&W.rng) >> shift;
 		/*
 		 * rsocket's control messages: a zero-length WRITE_IMM (or
 		 * WRITE, READ) whose rkey was never set, in about half of
@@ -3598,12 +3604,14 @@ static void rc_life(u32 nwr)
 		 * packet's cum_lo is applied; these are out of the window).
 		 */
 		if (W.f.stale && life && rng_below(&W.rng, 2)) {
-			isn_q = c->old_nxt_q + 0x10000 *
-				(u32)rng_range(&W.rng, 1, 0xff) -
-				(u32)rng_below(&W.rng, 32);
-			isn_s = c->old_nxt_s + 0x10000 *
-				(u32)rng_range(&W.rng, 1, 0xff) -
-				(u32)rng_below(&W.rng, 32);
+			/* one draw per statement, CI's build's order */
+			u32 hi = (u32)rng_range(&W.rng, 1, 0xff);
+			u32 lo = (u32)rng_below(&W.rng, 32);
+
+			isn_q = c->old_nxt_q + 0x10000 * hi - lo;
+			hi = (u32)rng_range(&W.rng, 1, 0xff);
+			lo = (u32)rng_below(&W.rng, 32);
+			isn_s = c->old_nxt_s + 0x10000 * hi - lo;
 			COV(f_stale_alias);
 		}
 		c->req.life = c->rsp.life = life;
@@ -3687,9 +3695,17 @@ started:
 			c->dereg_mr = rng_below(&W.rng, RC_NMR);
 			sim_at(rng_range(&W.rng, 10, 5000), rc_dereg_ev, c, life);
 		}
-		if (W.f.qp_err)
+		if (W.f.qp_err) {
+			/*
+			 * One draw per statement, in the order CI's build
+			 * (gcc -O1, ASan/UBSan) drew sim_at()'s arguments:
+			 * which side errs, then when
+			 */
+			u64 side = rng_below(&W.rng, 2);
+
 			sim_at(rng_range(&W.rng, 10, 5000), rc_qperr_ev, c,
-			       (u64)life << 1 | rng_below(&W.rng, 2));
+			       (u64)life << 1 | side);
+		}
 	}
 	if (!sim_run_until(rc_quiet, W.end_by) || !rc_quiet()) {
 		for (i = 0; i < rc_n; i++) {

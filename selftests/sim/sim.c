@@ -6,12 +6,14 @@
  *       [--faults all|none|loss,burst,reorder,dup,corrupt,blackhole,
  *                 flap,spike,rnr,dereg,vanish,qperr,reset,spurious,access,
  *                 stale,invread,badwqe,badwqe2,rnrx]
- *       [--ops N] [--coverage] [--quiet] [-v]
+ *       [--ops N] [--coverage] [--digest] [--quiet] [-v]
  *
  * Runs seeds S, S+1, ..., S+N-1 (S defaults to 1). Each run is fully
  * determined by its seed and the options: on a failure the seed and a
  * one-line replay command are printed. The last line is
- * "N passed, N failed".
+ * "N passed, N failed". --digest prints each run's trace digest (every
+ * draw, event and packet: sim_digest()) and one over all runs, the same
+ * in every build (selftests/sim/determinism.sh).
  */
 #include <getopt.h>
 #include <time.h>
@@ -34,7 +36,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: sim [--seeds N] [--seed S] [--scenario stream|rc|uc|all]\n"
-		"           [--faults SPEC] [--ops N] [--coverage] [--strict]\n"
+		"           [--faults SPEC] [--ops N] [--coverage] [--digest]\n"
+		"           [--strict]\n"
 		"           [--first-fail] [--requester sim|core|engines] [--pair]\n"
 		"           [--quiet] [-v]\n"
 		"SPEC: all (default: each fault on in some runs), none, or a\n"
@@ -105,6 +108,12 @@ static int run_one(const struct sim_opts *o)
 		       o->requester == 2 ? " --requester core" :
 		       o->requester == 3 ? " --requester engines" : "",
 		       o->pair ? " --pair" : "");
+	if (o->digest)
+		printf("digest seed %llu: %016llx %s %llu events %llu pkts\n",
+		       (unsigned long long)o->seed,
+		       (unsigned long long)W.digest, failed ? "FAIL" : "ok",
+		       (unsigned long long)W.steps,
+		       (unsigned long long)W.pkts);
 	if (W.cleanup)
 		W.cleanup();
 	W.step_check = NULL;
@@ -126,12 +135,13 @@ int main(int argc, char **argv)
 		{ "first-fail", no_argument, 0, 'F' },
 		{ "requester", required_argument, 0, 'R' },
 		{ "pair", no_argument, 0, 'P' },
+		{ "digest", no_argument, 0, 'D' },
 		{ "verbose", no_argument, 0, 'v' },
 		{ 0 }
 	};
 	struct sim_opts o = { .seed = 1, .faults = "all", .scenario = "all" };
 	u64 nseeds = 1, i, pass = 0, fail = 0, ops = 0, steps = 0, pkts = 0;
-	u64 simus = 0;
+	u64 simus = 0, digest = 0;
 	bool coverage = false, quiet = false, first_fail = false;
 	struct timespec t0, t1;
 	int c;
@@ -165,6 +175,9 @@ int main(int argc, char **argv)
 		case 'F':
 			first_fail = true;
 			break;
+		case 'D':
+			o.digest = true;
+			break;
 		case 'P':
 			o.pair = true;
 			break;
@@ -196,6 +209,7 @@ int main(int argc, char **argv)
 		steps += W.steps;
 		pkts += W.pkts;
 		simus += W.now;
+		digest = (digest ^ W.digest) * 0x9e3779b97f4a7c15ULL;
 		if (fail && first_fail) {
 			nseeds = i + 1;
 			break;
@@ -209,6 +223,9 @@ int main(int argc, char **argv)
 		       (unsigned long long)steps, (unsigned long long)pkts,
 		       simus / 1e6, (t1.tv_sec - t0.tv_sec) +
 		       (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (o.digest)
+		printf("digest: %016llx over %llu runs\n",
+		       (unsigned long long)digest, (unsigned long long)nseeds);
 	if (coverage) {
 		u32 n = 0;
 

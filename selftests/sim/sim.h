@@ -30,6 +30,14 @@
 
 /* ------------------------------------------------------------ PRNG */
 
+/*
+ * At most one draw per expression (a draw: rng_*(), or any call that may
+ * draw or send a packet): f(rng_below(), rng_range()) or rng_next() >>
+ * rng_below() draw in an order C leaves to the compiler, and a seed would
+ * replay differently in another build. Draw into named locals, one per
+ * statement; selftests/sim/determinism.sh compares the builds.
+ */
+
 struct sim_rng {
 	u64 s[4];
 };
@@ -264,6 +272,7 @@ struct sim_opts {
 	bool strict;		/* rc: no fences: a later WRITE/atomic/SEND_INV
 				   may pass a READ/atomic, as IB allows, but
 				   the reference is strict PSN order */
+	bool digest;		/* --digest: print each run's W.digest */
 	int verbose;
 };
 
@@ -284,10 +293,20 @@ struct sim_world {
 	void (*step_check)(void);	/* invariants after every event */
 	void (*cleanup)(void);		/* free the scenario's state */
 	bool reset_done;		/* a QP was reset: stale packets */
+	u64 digest;		/* the run's trace (sim_digest()): --digest */
 	char what[256];		/* scenario description */
 };
 
 extern struct sim_world W;
+
+/*
+ * The run's trace digest (W.digest, printed by --digest): every random
+ * draw, every event run (time, sequence, argument) and every packet sent
+ * (its bytes and the fabric's verdict) is folded in, so that two builds
+ * (compilers, flags, sanitizers) that run a seed differently print
+ * different digests (selftests/sim/determinism.sh).
+ */
+void sim_digest(u64 v);
 
 /* Serialise @p + @payload and send from @src to @dst with @sport. */
 void fab_send(u32 src, u32 dst, u16 sport, const struct mrc_pkt *p,

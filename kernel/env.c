@@ -13,6 +13,14 @@
 #include "obj.h"
 #include "trace.h"
 
+/*
+ * The device advertises max_qp_rd_atom (verbs.c) and modify_qp accepts a
+ * max_dest_rd_atomic up to it (qp.c), handed to the responder below: its
+ * READ/atomic queue must hold that many, else a requester keeping to the
+ * advertised depth gets INV_REQ NAKs (core/rspq.c stops at MRC_RSPQ_SLOTS).
+ */
+static_assert(METAROCE_MAX_QP_RD_ATOM == MRC_RSPQ_SLOTS);
+
 /* The core speaks ib_core's numbers. */
 #define TP_SAME(a, b)	static_assert((int)(a) == (int)(b))
 TP_SAME(MRC_WC_SUCCESS, IB_WC_SUCCESS);

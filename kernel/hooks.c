@@ -218,17 +218,41 @@ static void tp_paths_init(struct metaroce_qp *qp)
  * change it: a smaller MTU makes its packets too big (counted at
  * transmission, tx_too_big), a larger one is used by the next life.
  */
+static u32 tp_hdr_overhead(const struct metaroce_av *av)
+{
+	return av->family == AF_INET6 ? METAROCE_HDR_OVERHEAD_V6 :
+	       METAROCE_HDR_OVERHEAD;
+}
+
 static u32 tp_seg_size(struct metaroce_qp *qp)
 {
-	u32 ov = qp->av.family == AF_INET6 ? METAROCE_HDR_OVERHEAD_V6 :
-		 METAROCE_HDR_OVERHEAD;
-	u32 seg = qp->mtu ? qp->mtu : 1024;
-	u32 nmtu = READ_ONCE(qp->mdev->ndev->mtu);
+	return mrc_seg_size(qp->mtu, qp->ibqp.qp_type == IB_QPT_RC &&
+			    qp->path_mtu >= READ_ONCE(qp->mdev->active_mtu),
+			    READ_ONCE(qp->mdev->ndev->mtu),
+			    tp_hdr_overhead(&qp->av));
+}
 
-	if (qp->ibqp.qp_type == IB_QPT_RC && nmtu > ov &&
-	    qp->path_mtu >= READ_ONCE(qp->mdev->active_mtu))
-		seg = max(seg, nmtu - ov);
-	return clamp_t(u32, seg, 256, MRC_MAX_PAYLOAD);
+/*
+ * May @qp take the address vector @av now? Once the QP is past RTR its
+ * segment size is fixed (tp_seg_size), but ib_core allows a new AV at
+ * SQD -> SQD (RC, UC), which may switch IPv4 <-> IPv6: IPv6 headers are
+ * 20 bytes longer, so an RC QP whose segments fill the IP MTU over IPv4
+ * would send every full segment 20 bytes too big for the netdev (dropped
+ * on the way out, the WRs ending RETRY_EXC_ERR). Refused instead
+ * (-EINVAL): the QP keeps its state and address, nothing is lost. The
+ * same when the netdev's MTU dropped below the segment size since RTR.
+ * protocol.rst "Segment size". Called under modify_mutex, which orders
+ * it after the RTR that set s->mtu.
+ */
+int metaroce_tp_av_check(struct metaroce_qp *qp,
+			 const struct metaroce_av *av)
+{
+	u32 seg = READ_ONCE(qp->tp.s->mtu);
+
+	if (!seg || mrc_seg_fits(seg, tp_hdr_overhead(av),
+				 READ_ONCE(qp->mdev->ndev->mtu)))
+		return 0;
+	return -EINVAL;
 }
 
 void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,

@@ -319,6 +319,10 @@ static int metaroce_qp_check_attr(struct metaroce_qp *qp,
 		err = metaroce_av_from_attr(qp->mdev, av, &attr->ah_attr);
 		if (err)
 			return err;
+		/* SQD -> SQD: the fixed segment size must fit the new AV */
+		err = metaroce_tp_av_check(qp, av);
+		if (err)
+			return err;
 	}
 	return 0;
 }

@@ -143,6 +143,12 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 			   int attr_mask);
 /* Called by destroy_qp: stop timers and work; nothing runs afterwards. */
 void metaroce_tp_qp_destroy(struct metaroce_qp *qp);
+/*
+ * Called by modify_qp before an AV is applied: -EINVAL if the QP's fixed
+ * segment size does not fit the netdev behind @av's headers.
+ */
+int metaroce_tp_av_check(struct metaroce_qp *qp,
+			 const struct metaroce_av *av);
 /* New WQEs were made visible in qp->sq (doorbell or kernel post_send). */
 void metaroce_tp_kick(struct metaroce_qp *qp);
 /* `rdma res show qp -dd`: transport state (window, RTT, per path). */

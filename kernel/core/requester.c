@@ -34,6 +34,22 @@ const char *mrc_req_state_name(unsigned int s)
 	return s < MRC_REQS_NSTATES ? req_state_names[s] : "?";
 }
 
+u32 mrc_seg_size(u32 path_mtu, bool fill, u32 ndev_mtu, u32 hdr)
+{
+	u32 seg = path_mtu ? path_mtu : 1024;
+
+	if (fill && ndev_mtu > hdr && ndev_mtu - hdr > seg)
+		seg = ndev_mtu - hdr;
+	if (seg < 256)
+		seg = 256;
+	return seg < MRC_MAX_PAYLOAD ? seg : MRC_MAX_PAYLOAD;
+}
+
+bool mrc_seg_fits(u32 seg, u32 hdr, u32 ndev_mtu)
+{
+	return hdr <= ndev_mtu && seg <= ndev_mtu - hdr;
+}
+
 static void req_count(const struct mrc_env *e, u8 c, u32 n)
 {
 	if (e->ops->count && n)

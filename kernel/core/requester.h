@@ -263,6 +263,22 @@ void mrc_req_timer(struct mrc_req *q, const struct mrc_env *e);
  */
 bool mrc_req_resp_gone(struct mrc_req *q, u32 psn);
 
+/*
+ * The segment size of a QP's life, chosen when it enters RTR (protocol.rst
+ * "Segment size"): the path MTU @path_mtu in bytes (0: 1024) or, with
+ * @fill (an RC QP whose path MTU is the device's active MTU), the larger
+ * of it and what a netdev of MTU @ndev_mtu carries after @hdr header
+ * bytes (IP, UDP, metaroce header, ICRC); 256 .. MRC_MAX_PAYLOAD.
+ */
+u32 mrc_seg_size(u32 path_mtu, bool fill, u32 ndev_mtu, u32 hdr);
+
+/*
+ * Does a packet of @seg payload bytes behind @hdr header bytes fit a
+ * netdev of MTU @ndev_mtu? A QP whose segment size is fixed may take a
+ * new address (modify_qp SQD -> SQD with an AV) only if it does.
+ */
+bool mrc_seg_fits(u32 seg, u32 hdr, u32 ndev_mtu);
+
 const char *mrc_req_state_name(unsigned int s);
 
 #endif /* MRC_REQUESTER_H */

@@ -364,6 +364,53 @@ MRC_TEST(req_retx_keeps_segment_bounds)
 	MRC_EXPECT_TRUE(n >= 2);
 }
 
+
+/*
+ * Issue 10, 4 (protocol.rst "Segment size"): the segment size of a life,
+ * chosen at RTR, and which address may carry it later. IPv4 headers cost
+ * 96 bytes, IPv6 116 (kernel/metaroce.h). An RC QP whose path MTU is the
+ * device's active MTU fills the netdev's IP MTU: 1500 -> 1404 over IPv4,
+ * 1384 over IPv6. Any other QP uses its path MTU. ib_core lets an RC or
+ * UC QP take a new address vector at SQD -> SQD while its segment size
+ * stays: a 1404-byte segment does not fit a 1500-byte netdev behind IPv6
+ * headers (1520), so that modify_qp is refused (mrc_seg_fits false); the
+ * other way round, 1384 + 96 fits.
+ */
+MRC_TEST(req_seg_size_and_address_change)
+{
+	/* RTR: IPv4 fills 1500 - 96, IPv6 1500 - 116 */
+	MRC_EXPECT_EQ(mrc_seg_size(1024, true, 1500, 96), 1404);
+	MRC_EXPECT_EQ(mrc_seg_size(1024, true, 1500, 116), 1384);
+	/* not filling: the path MTU, 0 meaning 1024 */
+	MRC_EXPECT_EQ(mrc_seg_size(1024, false, 1500, 96), 1024);
+	MRC_EXPECT_EQ(mrc_seg_size(0, false, 9000, 96), 1024);
+	MRC_EXPECT_EQ(mrc_seg_size(2048, false, 1500, 96), 2048);
+	/* a path MTU above what the netdev carries is not shrunk */
+	MRC_EXPECT_EQ(mrc_seg_size(2048, true, 1500, 96), 2048);
+	/* bounded by 256 .. MRC_MAX_PAYLOAD */
+	MRC_EXPECT_EQ(mrc_seg_size(1024, true, 9000, 96), MRC_MAX_PAYLOAD);
+	MRC_EXPECT_EQ(mrc_seg_size(4096, true, 4192, 96), 4096);
+	MRC_EXPECT_EQ(mrc_seg_size(256, true, 300, 96), 256);
+	MRC_EXPECT_EQ(mrc_seg_size(256, true, 80, 96), 256);
+
+	/* the address at RTR carries its own choice */
+	MRC_EXPECT_TRUE(mrc_seg_fits(1404, 96, 1500));
+	MRC_EXPECT_TRUE(mrc_seg_fits(1384, 116, 1500));
+	/* IPv4 at RTR, IPv6 at SQD -> SQD: 20 bytes too big, refused */
+	MRC_EXPECT_FALSE(mrc_seg_fits(1404, 116, 1500));
+	MRC_EXPECT_FALSE(mrc_seg_fits(1385, 116, 1500));
+	/* IPv6 at RTR, IPv4 later: fits */
+	MRC_EXPECT_TRUE(mrc_seg_fits(1384, 96, 1500));
+	/* an IB MTU value chosen below the worst-case headers fits both */
+	MRC_EXPECT_TRUE(mrc_seg_fits(1024, 116, 1500));
+	/* the netdev's MTU dropped since RTR: no address carries it */
+	MRC_EXPECT_FALSE(mrc_seg_fits(1404, 96, 1400));
+	MRC_EXPECT_TRUE(mrc_seg_fits(4096, 116, 9000));
+	/* no overflow on absurd inputs */
+	MRC_EXPECT_FALSE(mrc_seg_fits(0xffffffffU, 116, 1500));
+	MRC_EXPECT_FALSE(mrc_seg_fits(1404, 0xffffffffU, 1500));
+}
+
 /*
  * Debug-kernel peer.sh: a FETCH_ADD on a QP idle since RTS (minutes)
  * ended RETRY_EXC_ERR 0.48 s after it was posted, with the QP's bound
@@ -1315,6 +1362,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),
 	  MRC_CASE(req_retx_keeps_segment_bounds),
+	  MRC_CASE(req_seg_size_and_address_change),
 	  MRC_CASE(req_idle_qp_first_request_gets_full_retry_time),
 	  MRC_CASE(req_uc_no_window_completes_when_sent),
 	  MRC_CASE(req_read_costs_two_packets),

@@ -1276,6 +1276,19 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 	MRC_EXPECT_TRUE(mrc_resp_renak(r, &mk_e, &p));
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 16);
+	/*
+	 * protocol.rst "Fatal NAK": a responder in ERR runs no queued
+	 * READ/atomic any more. The ERR transition's flush (kernel/resp.c
+	 * metaroce_tp_resp_flush) empties the queue: none of the 16 (8
+	 * FETCH_ADDs among them) is ever executed, memory stays as it was.
+	 */
+	mrc_resp_flush(r, &mk_e, 0);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 0);
+	MRC_EXPECT_FALSE(mrc_resp_rsp_ready(r));
+	MRC_EXPECT_TRUE(mrc_rspq_head(&r->rspq) == NULL);
+	MRC_EXPECT_EQ(mk.atomics, 0);
+	MRC_EXPECT_MEMEQ(mk.mem, mem, MK_MEM);
+	MRC_EXPECT_EQ(mk.nerr, 1);
 
 	/* the 17th an atomic: not executed, memory untouched */
 	rt_setup(r, 0);

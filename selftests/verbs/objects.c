@@ -15,7 +15,10 @@
  *    armed limit (not before, and once only), every payload byte checked;
  * and a loopback RC pair's segment size (rdma res -dd seg_size) fixed at
  * RTR while its netdev's MTU changes (test_seg_size_fixed: run as root,
- * it sets the netdev's MTU and restores it).
+ * it sets the netdev's MTU and restores it), and kept when modify_qp
+ * SQD -> SQD gives it a new address: an IPv6 AV that its IPv4-sized
+ * segments do not fit is refused, an IPv4 one accepted
+ * (test_seg_size_new_av; needs an IPv6 GID).
  *
  *   cc -o objects objects.c -libverbs
  *   RDMAV_DRIVERS=.../build/provider/libmetaroce ./objects [mrc0]
@@ -1150,6 +1153,214 @@ out:
 		ibv_destroy_cq(cq);
 }
 
+/* ------------------------------- a new address for a fixed segment size */
+
+/* @g/@gi: port 1's first IPv6 GID (not IPv4-mapped, link-local last). */
+static bool find_ipv6_gid(union ibv_gid *g, int *gi)
+{
+	struct ibv_port_attr pattr;
+	union ibv_gid x;
+	int i;
+
+	*gi = -1;
+	if (ibv_query_port(ctx, 1, &pattr))
+		return false;
+	for (i = 0; i < pattr.gid_tbl_len && i < 64; i++) {
+		if (ibv_query_gid(ctx, 1, i, &x) ||
+		    !memcmp(x.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) ||
+		    !memcmp(x.raw, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16))
+			continue;
+		if (*gi < 0 || (g->raw[0] == 0xfe && g->raw[1] == 0x80)) {
+			*g = x;
+			*gi = i;
+		}
+	}
+	return *gi >= 0;
+}
+
+/* @qp's state to @st (RTS -> SQD, SQD -> RTS); 0 or an errno. */
+static int to_state(struct ibv_qp *qp, enum ibv_qp_state st)
+{
+	struct ibv_qp_attr a = { .qp_state = st };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+/* SQD -> SQD with a new AV towards this device's @g/@gi; 0 or an errno. */
+static int sqd_av(struct ibv_qp *qp, const union ibv_gid *g, int gi)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_SQD,
+		.ah_attr = {
+			.is_global = 1, .port_num = 1,
+			.grh = { .dgid = *g, .sgid_index = gi,
+				 .hop_limit = 64 },
+		},
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV);
+}
+
+/* INIT -> RTR towards QP @dest at @g/@gi (this device), MTU 1024. */
+static int rtr_at(struct ibv_qp *qp, uint32_t dest, uint32_t psn,
+		  const union ibv_gid *g, int gi)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest, .rq_psn = psn, .max_dest_rd_atomic = 4,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1, .port_num = 1,
+			.grh = { .dgid = *g, .sgid_index = gi,
+				 .hop_limit = 64 },
+		},
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+/* Is @qp in @st with its AV's dgid @g? */
+static bool qp_at(struct ibv_qp *qp, enum ibv_qp_state st,
+		  const union ibv_gid *g)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	return !ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV, &ia) &&
+	       a.qp_state == st && a.ah_attr.is_global &&
+	       !memcmp(&a.ah_attr.grh.dgid, g, sizeof(*g));
+}
+
+/*
+ * Issue 10, 4 (protocol.rst "Segment size"): ib_core lets an RC QP take a
+ * new address vector at SQD -> SQD, which may switch IPv4 <-> IPv6, while
+ * its segment size stays the RTR one. An RC QP whose path MTU is the
+ * active MTU fills the netdev's IP MTU: 1500 - 96 = 1404 over IPv4, but
+ * IPv6 headers are 20 bytes longer, so over IPv6 every full segment would
+ * be 1520 bytes for a 1500-byte netdev (tx_too_big, dropped off the
+ * loopback). metaroce refuses that modify_qp with EINVAL: the QP stays
+ * in SQD with its address, returns to RTS and its WRITEs complete, none
+ * too big. The other way (RTR over IPv6, 1384, then IPv4) fits and is
+ * accepted, the segment size unchanged. Loopback pairs on the device's
+ * netdev at its MTU (the lab's 1500); needs an IPv6 GID (the lab's
+ * fd00:6d72::/64).
+ */
+static void test_seg_size_new_av(struct ibv_pd *pd)
+{
+	static uint8_t mem[2][SEG_LEN] __attribute__((aligned(4096)));
+	struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 1,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	const char *dev = ibv_get_device_name(ctx->device);
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_mr *mr = NULL;
+	char cmd[128], out[1024], nd[64] = "", *p;
+	int m0 = 0, gi6, s, s2, ra, rb;
+	union ibv_gid g6;
+	long t0, t1;
+
+	snprintf(cmd, sizeof(cmd), "rdma link show %s/1 2>/dev/null", dev);
+	if (!cmd_out(cmd, out, sizeof(out)) && (p = strstr(out, "netdev ")))
+		sscanf(p + 7, "%63s", nd);
+	snprintf(cmd, sizeof(cmd), "cat /sys/class/net/%s/mtu", nd);
+	if (nd[0] && !cmd_out(cmd, out, sizeof(out)))
+		m0 = atoi(out);
+	CHECK(find_ipv6_gid(&g6, &gi6) && m0 >= 1280,
+	      "seg-av: an IPv6 GID (index %d), netdev %s mtu %d", gi6,
+	      nd[0] ? nd : "?", m0);
+	if (gi6 < 0 || m0 < 1280)
+		return;
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	for (s = 0; s < SEG_LEN; s++)
+		mem[0][s] = pat(11, s);
+
+	/* IPv4 at RTR, IPv6 at SQD -> SQD: refused */
+	qa = cq ? make_qp(pd, cq, NULL, IBV_QPT_RC, cap) : NULL;
+	qb = cq ? make_qp(pd, cq, NULL, IBV_QPT_RC, cap) : NULL;
+	CHECK(cq && mr && qa && qb &&
+	      !connect_loopback(qa, qb, IBV_ACCESS_REMOTE_WRITE),
+	      "seg-av: loopback RC pair in RTS over IPv4");
+	if (!cq || !mr || !qa || !qb)
+		goto out;
+	s = seg_size(qa);
+	CHECK(s > m0 - 116 && s <= m0 - 96,
+	      "seg-av: seg_size %d fills mtu %d over IPv4 (96 B of headers), not over IPv6 (116)",
+	      s, m0);
+	CHECK(!to_state(qa, IBV_QPS_SQD) && !to_state(qb, IBV_QPS_SQD),
+	      "seg-av: RTS -> SQD");
+	ra = sqd_av(qa, &g6, gi6);
+	rb = sqd_av(qb, &g6, gi6);
+	CHECK(ra == EINVAL && rb == EINVAL,
+	      "seg-av: SQD -> SQD to an IPv6 AV refused: %d + 116 > %d (%s, %s)",
+	      s, m0, strerror(ra), strerror(rb));
+	CHECK(qp_at(qa, IBV_QPS_SQD, &gid) && qp_at(qb, IBV_QPS_SQD, &gid),
+	      "seg-av: both still in SQD with their IPv4 AV");
+	CHECK(!to_state(qa, IBV_QPS_RTS) && !to_state(qb, IBV_QPS_RTS),
+	      "seg-av: SQD -> RTS");
+	t0 = hw_counter(dev, "tx_too_big");
+	memset(mem[1], 0, SEG_LEN);
+	CHECK(seg_writes(qa, mr, mem, SEG_NWR) && seg_wait(cq, SEG_NWR) &&
+	      bad_byte(mem[1], SEG_LEN, 11) < 0,
+	      "seg-av: %d WRITEs complete, every byte in place", SEG_NWR);
+	t1 = hw_counter(dev, "tx_too_big");
+	CHECK(t0 >= 0 && t1 == t0,
+	      "seg-av: no packet too big for mtu %d (tx_too_big +%ld)", m0,
+	      t0 >= 0 ? t1 - t0 : -1);
+	CHECK(!ibv_destroy_qp(qa) && !ibv_destroy_qp(qb),
+	      "seg-av: destroy the pair");
+	qa = qb = NULL;
+
+	/* IPv6 at RTR, IPv4 at SQD -> SQD: fits, accepted */
+	qa = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	qb = make_qp(pd, cq, NULL, IBV_QPT_RC, cap);
+	CHECK(qa && qb && !to_init(qa, IBV_ACCESS_REMOTE_WRITE) &&
+	      !to_init(qb, IBV_ACCESS_REMOTE_WRITE) &&
+	      !rtr_at(qa, qb->qp_num, 300, &g6, gi6) &&
+	      !rtr_at(qb, qa->qp_num, 400, &g6, gi6) &&
+	      !rc_to_rts(qa, 400) && !rc_to_rts(qb, 300),
+	      "seg-av: loopback RC pair in RTS over IPv6");
+	if (!qa || !qb)
+		goto out;
+	s = seg_size(qa);
+	CHECK(s >= 256 && s <= m0 - 116,
+	      "seg-av: seg_size %d fits mtu %d over IPv6", s, m0);
+	CHECK(!to_state(qa, IBV_QPS_SQD) && !to_state(qb, IBV_QPS_SQD),
+	      "seg-av: RTS -> SQD");
+	ra = sqd_av(qa, &gid, gid_index);
+	rb = sqd_av(qb, &gid, gid_index);
+	CHECK(!ra && !rb, "seg-av: SQD -> SQD to an IPv4 AV accepted (%s, %s)",
+	      strerror(ra), strerror(rb));
+	CHECK(qp_at(qa, IBV_QPS_SQD, &gid) && qp_at(qb, IBV_QPS_SQD, &gid),
+	      "seg-av: both in SQD with the IPv4 AV");
+	CHECK(!to_state(qa, IBV_QPS_RTS) && !to_state(qb, IBV_QPS_RTS),
+	      "seg-av: SQD -> RTS");
+	t0 = hw_counter(dev, "tx_too_big");
+	memset(mem[1], 0, SEG_LEN);
+	CHECK(seg_writes(qa, mr, mem, SEG_NWR) && seg_wait(cq, SEG_NWR) &&
+	      bad_byte(mem[1], SEG_LEN, 11) < 0,
+	      "seg-av: %d WRITEs over IPv4 complete, every byte in place",
+	      SEG_NWR);
+	t1 = hw_counter(dev, "tx_too_big");
+	s2 = seg_size(qa);
+	CHECK(s2 == s && t0 >= 0 && t1 == t0,
+	      "seg-av: seg_size stays %d (got %d), tx_too_big +%ld", s, s2,
+	      t0 >= 0 ? t1 - t0 : -1);
+out:
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	put_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "mrc0";
@@ -1191,6 +1402,7 @@ int main(int argc, char **argv)
 		test_cq_overflow(pd);
 		test_srq_limit(pd);
 		test_seg_size_fixed(pd);
+		test_seg_size_new_av(pd);
 	}
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");

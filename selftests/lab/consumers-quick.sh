@@ -17,6 +17,10 @@
 # rdma_cm the rest; the qperf runs took 47-50 s of their 60. At a host load
 # of 7-9 one listen took over 120 s (stop 14), so the wait for fio's server
 # now lasts as long as the server lives (its timeout), not a fixed time.
+# qperf's message timeout (-to, 5 s by default; the client sends it to the
+# server) is scaled too: stop 24's debug run failed the first rc_bw with
+# "failed to receive RDMA CM TCP IPv4 server port: timed out" (the server
+# child's first rdma_cm setup took over 5 s there) and passed the other 5.
 # n2's kernel log shows "qperf[PID]: segfault at 0 ... in libibverbs" as
 # each -cm1 run ends, on rxe as on mrc0: qperf 0.4.11's server child,
 # closing, destroys the QP of its listening rdma_cm id (cm_close():
@@ -74,7 +78,7 @@ for net in clean loss1; do
 		lab_netem n2 loss 1% >/dev/null
 	fi
 	for t in rc_bw rc_lat rc_rdma_read_bw; do
-		check "mrc0 $net: qperf -cm1 $t" eval "n1 'timeout $((60 * CQ_SCALE)) qperf 192.0.2.2 -cm1 -t 2 $t' | tee /dev/stderr | lab_qperf_ok"
+		check "mrc0 $net: qperf -cm1 $t" eval "n1 'timeout $((60 * CQ_SCALE)) qperf 192.0.2.2 -cm1 -to $((5 * CQ_SCALE)) -t 2 $t' | tee /dev/stderr | lab_qperf_ok"
 	done
 	# under loss fio's WRITE only: qperf's rc_bw (SEND) and
 	# rc_rdma_read_bw cover the other two there (each fio run is

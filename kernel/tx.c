@@ -226,6 +226,8 @@ again:
 		metaroce_tp_arm_rto(qp, false);
 		metaroce_tp_rsp_abort(qp, &q);
 	}
+	/* an ACK a READ response was to carry and did not: delayed ACK */
+	mrc_resp_ack_settle(&s->resp, &e);
 	metaroce_tp_complete(qp, &q);
 	metaroce_tp_unlock(qp, &q);
 	if (n >= TP_TX_BATCH) {
@@ -243,20 +245,27 @@ void metaroce_tp_work(struct work_struct *work)
 }
 
 /*
- * Transmit from receive processing (softirq, after the QP lock). A QP
- * with little in flight (a ping-pong, a READ or two to answer) sends at
- * once: waking a worker would cost more than the send. A busy QP hands
- * the transmission to its high-priority worker: building and sending a
- * window's worth of packets inside the receive softirq pushes softirq
- * processing into ksoftirqd, an ordinary thread that a busy-polling
- * application (perftest, any verbs program polling its CQ) starves, and
- * the ACKs that would open the window wait behind it (design.rst).
+ * May receive processing transmit inline? A QP with little in flight (a
+ * ping-pong, a READ or two to answer) sends at once: waking a worker
+ * would cost more than the send. A busy QP hands the transmission to its
+ * high-priority worker: building and sending a window's worth of packets
+ * inside the receive softirq pushes softirq processing into ksoftirqd,
+ * an ordinary thread that a busy-polling application (perftest, any
+ * verbs program polling its CQ) starves, and the ACKs that would open
+ * the window wait behind it (design.rst). Caller holds the QP lock.
  */
-void metaroce_tp_run_inline(struct metaroce_qp *qp)
+bool metaroce_tp_tx_inline(struct metaroce_qp *qp)
 {
-	struct metaroce_tps *s = qp->tp.s;
+	return mrc_sb_outstanding(&qp->tp.s->req.sb) < TP_TX_INLINE_MAX;
+}
 
-	if (s && data_race(mrc_sb_outstanding(&s->req.sb)) < TP_TX_INLINE_MAX)
+/*
+ * Transmit from receive processing (softirq, after the QP lock), inline
+ * if metaroce_tp_tx_inline() said so under the lock, else in the worker.
+ */
+void metaroce_tp_run_inline(struct metaroce_qp *qp, bool inline_ok)
+{
+	if (inline_ok)
 		tp_run(qp, true);
 	else
 		metaroce_tp_schedule(qp);

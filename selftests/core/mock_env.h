@@ -84,6 +84,8 @@ struct mock_env {
 	const void *last_released;
 	bool armed[MRC_TIMER_MAX];
 	u32 timer_us[MRC_TIMER_MAX];
+	/* arms, and cancels of an armed timer: what costs a kernel hrtimer op */
+	u32 timer_ops[MRC_TIMER_MAX];
 	u32 cnt[MRC_CNT_MAX];
 	u32 comp_resp, comp_progress, comp_cum;
 	/* set: responses go to this requester's completer (two-QP tests) */
@@ -258,11 +260,14 @@ static void mk_timer_arm(void *ctx, u8 timer, u32 us)
 	if (timer < MRC_TIMER_MAX) {
 		mk.armed[timer] = true;
 		mk.timer_us[timer] = us;
+		mk.timer_ops[timer]++;
 	}
 }
 
 static void mk_timer_cancel(void *ctx, u8 timer)
 {
+	if (timer < MRC_TIMER_MAX && mk.armed[timer])
+		mk.timer_ops[timer]++;
 	if (timer < MRC_TIMER_MAX)
 		mk.armed[timer] = false;
 }

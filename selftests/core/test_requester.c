@@ -1214,6 +1214,93 @@ MRC_TEST(req_read_pingpong_two_packets)
 }
 
 /*
+ * A READ the responder answers at once, in the pass that follows its
+ * arrival: the response carries the ACK, so the delayed-ACK timer is not
+ * armed just to be cancelled microseconds later (each arm or cancel of
+ * the earliest timer reprograms the CPU's clock event device: a
+ * TSC-deadline write, a VM exit in a guest; readlat, s16).
+ */
+MRC_TEST(req_read_answered_at_once_no_ack_timer)
+{
+	struct qt_side a, b;
+	struct mrc_req_out o;
+	struct mrc_pkt p;
+	u32 ops0, i;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	memcpy(mk.mem, "hi", 2);
+	for (i = 0; i < 3; i++) {
+		MRC_EXPECT_EQ(qt_send(&a, MRC_OP_READ_REQ, 0, &p), 1);
+		ops0 = mk.timer_ops[MRC_TIMER_ACK];
+		MRC_EXPECT_EQ(qt_recv(&b, &p, ""), 0);
+		mk.q = b.q;
+		MRC_ASSERT_TRUE(mrc_req_next(b.q, b.r, &mk_e, &o) ==
+				MRC_REQ_PKT);
+		MRC_EXPECT_EQ(o.resp, 1);
+		qt_wire_cum(&b, &o, &p);
+		MRC_EXPECT_EQ(mrc_req_next(b.q, b.r, &mk_e, &o), MRC_REQ_STOP);
+		mrc_resp_ack_settle(b.r, &mk_e);	/* the end of B's pass */
+		MRC_EXPECT_EQ(mk.timer_ops[MRC_TIMER_ACK] - ops0, 0);
+		MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
+		MRC_EXPECT_FALSE(mrc_rx_ack_pending(&b.r->rx));
+		qt_recv(&a, &p, mk.mem);
+		MRC_EXPECT_EQ(mk.nscqe, i + 1);
+	}
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	mk.comp_q = NULL;
+}
+
+/*
+ * The same READ when the pass that follows it ends before the response
+ * (B is in the middle of a WRITE of its own: responses go between
+ * messages only): the ACK it owes is not lost, the end of the pass arms
+ * the delayed-ACK timer, which sends it.
+ */
+MRC_TEST(req_read_response_later_acked_by_timer)
+{
+	struct qt_side a, b;
+	struct mrc_req_out o;
+	struct mrc_swqe *w;
+	struct mrc_pkt p;
+	u32 n0;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	/* B's WRITE of three segments, the first one sent */
+	mk.q = b.q;
+	mk.posted = b.posted;
+	w = qt_post(MRC_OP_WRITE, 3 * b.q->cfg.mtu, 0);
+	b.posted = mk.posted;
+	w->remote_addr = MK_VA;
+	w->rkey = MK_RKEY;
+	MRC_ASSERT_TRUE(mrc_req_next(b.q, b.r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 0);
+	MRC_EXPECT_EQ(qt_send(&a, MRC_OP_READ_REQ, 0, &p), 1);
+	MRC_EXPECT_EQ(qt_recv(&b, &p, ""), 0);
+	/* B's pass: the WRITE's next segment, then the pass ends */
+	mk.q = b.q;
+	MRC_ASSERT_TRUE(mrc_req_next(b.q, b.r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 0);
+	mrc_resp_ack_settle(b.r, &mk_e);
+	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&b.r->rx));
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_ACK], MRC_ACK_DELAY_US);
+	n0 = mk.nemit;
+	mrc_resp_ack_timer(b.r, &mk_e);
+	MRC_ASSERT_TRUE(mk.nemit - n0 == 1);
+	MRC_EXPECT_EQ(mk.emit[n0].opcode, MRC_OP_ACK);
+	MRC_EXPECT_EQ(mk.emit[n0].ack.cum_psn, p.psn + 1);
+	mk.comp_q = NULL;
+}
+
+/*
  * The cumulative ACK on a packet completes a WQE that failed locally:
  * the QP goes to ERR, and the packet that carried it is not placed
  * (nothing is placed after the QP errored).
@@ -1372,6 +1459,8 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_send_tail_after_reads_keeps_plain_pto),
 	  MRC_CASE(req_write_pingpong_two_packets),
 	  MRC_CASE(req_read_pingpong_two_packets),
+	  MRC_CASE(req_read_answered_at_once_no_ack_timer),
+	  MRC_CASE(req_read_response_later_acked_by_timer),
 	  MRC_CASE(req_cum_lo_failing_qp_drops_packet),
 	  MRC_CASE(req_send_acked_when_receiver_leaves),
 	  MRC_CASE(req_cum_lo_applied_on_rnr_naked_send),

@@ -836,6 +836,11 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	sent0 = c->ackw.sent;
 	repeat = rc_nak_repeat(c->r, p);
 	ret = mrc_resp_rx(c->r, &c->env, p, h, ce);
+	/*
+	 * This QP's responses leave when its ep sends, not in a pass right
+	 * after the request (as tx.c's worker path): the delayed ACK now.
+	 */
+	mrc_resp_ack_settle(c->r, &c->env);
 	c->in_rx = false;
 	rc_held_check(c);
 	rc_ack_now_check(&c->ackw, sent0, p, v0, ce, repeat,
@@ -2655,6 +2660,8 @@ static void fq_tx(struct fq *f)
 			mrc_resp_rsp_abort(f->r, &f->env);
 		}
 	}
+	/* as tp_run: an ACK a READ response was to carry, delayed */
+	mrc_resp_ack_settle(f->r, &f->env);
 	if (!q->failed)
 		mrc_comp_complete(q, &f->env);
 	if (f->crsp)

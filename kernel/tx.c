@@ -126,7 +126,8 @@ static int tp_send_new(struct metaroce_qp *qp, const struct mrc_env *e,
  * know where its PSN space starts (sq_psn comes with RTS): ask the peer,
  * whose ACK carries the PSN it expects from us in cum_psn.
  */
-static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q, u32 psn)
+static void tp_probe(struct metaroce_qp *qp, const struct mrc_env *e,
+		     struct sk_buff_head *q, u32 psn)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct sk_buff *skb;
@@ -137,8 +138,7 @@ static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q, u32 psn)
 		return;
 	__skb_queue_tail(q, skb);
 	if (!s->req.anchored)
-		hrtimer_start(&qp->tp.rto_timer, tp_us_ktime(mrc_req_rto_us(&s->req)),
-			      HRTIMER_MODE_REL_SOFT);
+		mrc_req_rto_set(&s->req, e, mrc_req_rto_us(&s->req));
 }
 
 /*
@@ -211,14 +211,14 @@ again:
 		mrc_req_timer(&s->req, &e);
 	if (s->req.probe_due) {
 		s->req.probe_due = false;
-		tp_probe(qp, &q, s->req.probe_psn);
+		tp_probe(qp, &e, &q, s->req.probe_psn);
 	}
 
 	n = 0;
 	if (!s->req.anchored) {
 		/* responses to send before our PSN space is known */
 		if (mrc_resp_ready(&s->resp) && mrc_rspq_len(&s->resp.rspq))
-			tp_probe(qp, &q, 0);
+			tp_probe(qp, &e, &q, 0);
 	} else if ((s->running || mrc_resp_ready(&s->resp)) && !s->req.rnr_wait) {
 		n = tp_retransmit(qp, &e, &q, TP_TX_BATCH);
 		n += tp_send_new(qp, &e, &q, TP_TX_BATCH - n);

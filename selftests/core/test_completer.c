@@ -78,6 +78,7 @@ MRC_TEST(comp_ack_completes_in_order)
 	ct_wqe(q, MRC_OP_SEND, 100, 1, true);	/* 14 */
 	mrc_req_arm_rto(q, &mk_e, true);
 	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
+	MRC_EXPECT_TRUE(mrc_req_rto_pending(q));
 	MRC_EXPECT_EQ(q->tlp_armed, 1);		/* a tail-loss probe first */
 	/* cum 12: nothing complete (WQE 0 ends at 12) */
 	ct_ack(&a, 12, MRC_SYN_ACK, 0);
@@ -97,7 +98,16 @@ MRC_TEST(comp_ack_completes_in_order)
 	MRC_ASSERT_TRUE(mk.nscqe == 2);
 	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 102);
 	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_SUCCESS);
-	/* nothing outstanding: the timer is off */
+	/*
+	 * nothing outstanding: the timer is off. The environment's timer,
+	 * left armed (not cancelled per ACK), fires for nothing: it is not
+	 * armed again.
+	 */
+	MRC_EXPECT_FALSE(mrc_req_rto_pending(q));
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
+	mk.armed[MRC_TIMER_RTO] = false;
+	mk.now = mk.timer_at[MRC_TIMER_RTO];
+	MRC_EXPECT_FALSE(mrc_req_rto_fired(q, &mk_e));
 	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_RTO]);
 	MRC_EXPECT_EQ(mk.nerr, 0);
 	/* an ACK for PSNs never sent is dropped whole */
@@ -124,6 +134,7 @@ MRC_TEST(comp_read_waits_for_response)
 	MRC_EXPECT_EQ(mk.nscqe, 0);
 	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
 	/* the response-wait timer is kept while responses are awaited */
+	MRC_EXPECT_TRUE(mrc_req_rto_pending(q));
 	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
 	for (i = 0; i < 64; i++)
 		data[i] = (u8)(i * 3 + 1);

@@ -1315,6 +1315,9 @@ MRC_TEST(req_read_response_later_acked_by_timer)
  * and the cancels of an armed timer of both QPs (mk.q_b).
  */
 static u32 qt_fires, qt_rearms;
+/* the first due expiry of qt_due_q's retransmission timer */
+static const struct mrc_req *qt_due_q;
+static u64 qt_due_at;
 
 static u32 qt_touches(void)
 {
@@ -1345,8 +1348,11 @@ static void qt_fire(struct qt_side *s, u8 t)
 	qt_fires++;
 	if (t == MRC_TIMER_ACK)
 		mrc_resp_ack_timer(s->r, &mk_e);
-	else if (t == MRC_TIMER_RTO && mrc_req_rto_fired(s->q, &mk_e))
+	else if (t == MRC_TIMER_RTO && mrc_req_rto_fired(s->q, &mk_e)) {
+		if (s->q == qt_due_q && !qt_due_at)
+			qt_due_at = mk.now;
 		mrc_req_timer(s->q, &mk_e);
+	}
 	if (*ops != ops0)
 		qt_rearms++;
 }
@@ -1524,6 +1530,64 @@ MRC_TEST(req_read_pingpong_timer_touches)
 	touches = qt_touches() - t0;
 	MRC_EXPECT_EQ(qt_clean(&a, &b, warm + n), 0);
 	MRC_EXPECT_EQ(touches > 3 * n ? touches : 0, 0);
+	mk.comp_q = NULL;
+	mk.q_b = NULL;
+}
+
+/*
+ * The lazy timer on the READ ping-pong when a response is lost: the
+ * hrtimer A left armed for the previous READ's probe fires early and is
+ * armed again; A's probe fires exactly when it is due (the deadline its
+ * pass set), not later, and once.
+ */
+MRC_TEST(req_read_pingpong_lost_response_probe_due)
+{
+	u32 i, warm = 8, fires0;
+	struct qt_side a, b;
+	struct mrc_pkt p;
+	u64 due = 0;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	qt_pair_rtt(&a, &b, 100);
+	memcpy(mk.mem, "hi", 2);
+	for (i = 0; i < warm + 20; i++) {
+		qt_post_side(&a, MRC_OP_READ_REQ, 0);
+		MRC_ASSERT_TRUE(qt_pass(&a, &p) == 1);
+		MRC_ASSERT_TRUE(mrc_req_rto_pending(a.q));
+		/*
+		 * the READ whose response is lost: the first one after the
+		 * warm-up whose probe is due later than the hrtimer left
+		 * armed for an earlier READ
+		 */
+		if (i >= warm && mk.armed[MRC_TIMER_RTO] &&
+		    mk.timer_at[MRC_TIMER_RTO] < a.q->rto_due) {
+			due = a.q->rto_due;
+			break;
+		}
+		qt_advance(&a, &b, 50);
+		MRC_ASSERT_TRUE(qt_rx(&b, &p, "") == 1);
+		qt_advance(&a, &b, 50);
+		MRC_EXPECT_EQ(qt_rx(&a, &p, mk.mem), 0);
+		MRC_ASSERT_TRUE(mk.nscqe == i + 1);
+		qt_advance(&a, &b, 2);
+	}
+	MRC_ASSERT_TRUE(due != 0);
+	MRC_EXPECT_EQ(qt_clean(&a, &b, i), 0);
+	qt_due_q = a.q;
+	qt_due_at = 0;
+	fires0 = qt_fires;
+	qt_advance(&a, &b, 50);
+	MRC_ASSERT_TRUE(qt_rx(&b, &p, "") == 1);	/* lost */
+	qt_advance(&a, &b, (u32)(due - mk.now) + 1000);
+	/* fired early and armed again, then due exactly on time */
+	MRC_EXPECT_TRUE(qt_fires - fires0 >= 2);
+	MRC_EXPECT_EQ(qt_due_at, due);
+	MRC_EXPECT_TRUE(a.q->tlp_done || a.q->retries || a.q->probe_due);
+	qt_due_q = NULL;
 	mk.comp_q = NULL;
 	mk.q_b = NULL;
 }
@@ -1731,6 +1795,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_read_answered_at_once_no_ack_timer),
 	  MRC_CASE(req_read_response_later_acked_by_timer),
 	  MRC_CASE(req_read_pingpong_timer_touches),
+	  MRC_CASE(req_read_pingpong_lost_response_probe_due),
 	  MRC_CASE(req_write_pingpong_timer_touches),
 	  MRC_CASE(req_cum_lo_failing_qp_drops_packet),
 	  MRC_CASE(req_send_acked_when_receiver_leaves),

@@ -39,6 +39,7 @@ void metaroce_tp_flush(struct metaroce_qp *qp)
 
 	s->running = false;
 	s->req.rnr_wait = false;
+	mrc_req_rto_forget(&s->req);	/* its hrtimer is cancelled after */
 	metaroce_tp_flush_sq(qp);
 	metaroce_tp_resp_flush(qp);	/* stops the responder */
 	mrc_sb_init(&s->req.sb, s->req.sb.nxt, 0, MRC_DUPTHRESH_DEFAULT);
@@ -155,6 +156,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->req.rnr_wait = false;
 	s->req.undo_armed = false;
 	s->req.probe_due = false;
+	mrc_req_rto_forget(&s->req);	/* tp_quiesce cancelled the hrtimer */
 	/* the next life may have another peer: time its responses anew */
 	memset(&s->req.rsp_rtt, 0, sizeof(s->req.rsp_rtt));
 	s->req.rdw = 0;

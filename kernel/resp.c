@@ -50,6 +50,16 @@ void metaroce_tp_send_ack(struct metaroce_qp *qp, struct sk_buff_head *out,
 	mrc_resp_send_ack(&qp->tp.s->resp, &e, syndrome, nak_psn);
 }
 
+/* An ACK a READ response was to carry: leave it to the delayed ACK. */
+void metaroce_tp_ack_settle(struct metaroce_qp *qp)
+{
+	struct metaroce_tp_ctx c;
+	struct mrc_env e;
+
+	metaroce_tp_env(&e, &c, qp, NULL);
+	mrc_resp_ack_settle(&qp->tp.s->resp, &e);
+}
+
 void metaroce_tp_ack_timer(struct metaroce_qp *qp, struct sk_buff_head *out)
 {
 	struct metaroce_tp_ctx c;

@@ -152,7 +152,7 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	struct metaroce_tp *tp;
 	struct sk_buff_head q;
 	struct mrc_pkt p;
-	bool ce, ud, tx;
+	bool ce, ud, tx, inl;
 	u32 hl;
 	int err;
 
@@ -254,8 +254,15 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	}
 	tx = tp->s->req.want_tx;
 	tp->s->req.want_tx = false;
+	inl = tx && metaroce_tp_tx_inline(qp);
+	/*
+	 * A READ answered at once owes an ACK its response carries; if the
+	 * worker sends it, that pass comes later: the delayed ACK now.
+	 */
+	if (tx && !inl)
+		metaroce_tp_ack_settle(qp);
 	metaroce_tp_unlock(qp, &q);
 	if (tx)
-		metaroce_tp_run_inline(qp);
+		metaroce_tp_run_inline(qp, inl);
 	metaroce_qp_put(qp);
 }

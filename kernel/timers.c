@@ -35,13 +35,31 @@ void metaroce_tp_arm_rto(struct metaroce_qp *qp, bool restart)
 	mrc_req_arm_rto(&qp->tp.s->req, &e, restart);
 }
 
+/*
+ * The retransmission timer is kept lazily (core/requester.h rto_due): a
+ * packet that moves the deadline later, or an ACK that stops it, does not
+ * touch the hrtimer, which may then fire early. Only a due timer reaches
+ * the work; an early one is armed again here for the deadline (in the
+ * expiry, where the clock event device is programmed anyway).
+ */
 static enum hrtimer_restart tp_rto_fn(struct hrtimer *t)
 {
 	struct metaroce_qp *qp = container_of(t, struct metaroce_qp,
 					      tp.rto_timer);
+	struct metaroce_tp_ctx c;
+	struct mrc_env e;
+	bool due = false;
 
-	set_bit(TP_EV_RTO, &qp->tp.events);
-	metaroce_tp_schedule(qp);
+	spin_lock_bh(&qp->tp.lock);
+	if (!qp->tp.dead && qp->tp.s) {
+		metaroce_tp_env(&e, &c, qp, NULL);
+		due = mrc_req_rto_fired(&qp->tp.s->req, &e);
+	}
+	spin_unlock_bh(&qp->tp.lock);
+	if (due) {
+		set_bit(TP_EV_RTO, &qp->tp.events);
+		metaroce_tp_schedule(qp);
+	}
 	return HRTIMER_NORESTART;
 }
 

@@ -289,7 +289,8 @@ bool metaroce_tp_skb_ce(const struct sk_buff *skb);
 
 /* tx.c: the send loop */
 void metaroce_tp_schedule(struct metaroce_qp *qp);
-void metaroce_tp_run_inline(struct metaroce_qp *qp);
+bool metaroce_tp_tx_inline(struct metaroce_qp *qp);
+void metaroce_tp_run_inline(struct metaroce_qp *qp, bool inline_ok);
 void metaroce_tp_work(struct work_struct *work);
 void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q);
 
@@ -334,6 +335,7 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 void metaroce_tp_resp_reset(struct metaroce_qp *qp);
 void metaroce_tp_resp_start(struct metaroce_qp *qp, u16 ack_every,
 			    u16 ack_hole);
+void metaroce_tp_ack_settle(struct metaroce_qp *qp);
 void metaroce_tp_ack_timer(struct metaroce_qp *qp, struct sk_buff_head *out);
 bool metaroce_tp_renak(struct metaroce_qp *qp, const struct mrc_pkt *p,
 		       struct sk_buff_head *out);

@@ -126,7 +126,8 @@ static int tp_send_new(struct metaroce_qp *qp, const struct mrc_env *e,
  * know where its PSN space starts (sq_psn comes with RTS): ask the peer,
  * whose ACK carries the PSN it expects from us in cum_psn.
  */
-static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q, u32 psn)
+static void tp_probe(struct metaroce_qp *qp, const struct mrc_env *e,
+		     struct sk_buff_head *q, u32 psn)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct sk_buff *skb;
@@ -137,8 +138,7 @@ static void tp_probe(struct metaroce_qp *qp, struct sk_buff_head *q, u32 psn)
 		return;
 	__skb_queue_tail(q, skb);
 	if (!s->req.anchored)
-		hrtimer_start(&qp->tp.rto_timer, tp_us_ktime(mrc_req_rto_us(&s->req)),
-			      HRTIMER_MODE_REL_SOFT);
+		mrc_req_rto_set(&s->req, e, mrc_req_rto_us(&s->req));
 }
 
 /*
@@ -211,14 +211,14 @@ again:
 		mrc_req_timer(&s->req, &e);
 	if (s->req.probe_due) {
 		s->req.probe_due = false;
-		tp_probe(qp, &q, s->req.probe_psn);
+		tp_probe(qp, &e, &q, s->req.probe_psn);
 	}
 
 	n = 0;
 	if (!s->req.anchored) {
 		/* responses to send before our PSN space is known */
 		if (mrc_resp_ready(&s->resp) && mrc_rspq_len(&s->resp.rspq))
-			tp_probe(qp, &q, 0);
+			tp_probe(qp, &e, &q, 0);
 	} else if ((s->running || mrc_resp_ready(&s->resp)) && !s->req.rnr_wait) {
 		n = tp_retransmit(qp, &e, &q, TP_TX_BATCH);
 		n += tp_send_new(qp, &e, &q, TP_TX_BATCH - n);
@@ -226,6 +226,8 @@ again:
 		metaroce_tp_arm_rto(qp, false);
 		metaroce_tp_rsp_abort(qp, &q);
 	}
+	/* an ACK a READ response was to carry and did not: delayed ACK */
+	mrc_resp_ack_settle(&s->resp, &e);
 	metaroce_tp_complete(qp, &q);
 	metaroce_tp_unlock(qp, &q);
 	if (n >= TP_TX_BATCH) {
@@ -243,20 +245,27 @@ void metaroce_tp_work(struct work_struct *work)
 }
 
 /*
- * Transmit from receive processing (softirq, after the QP lock). A QP
- * with little in flight (a ping-pong, a READ or two to answer) sends at
- * once: waking a worker would cost more than the send. A busy QP hands
- * the transmission to its high-priority worker: building and sending a
- * window's worth of packets inside the receive softirq pushes softirq
- * processing into ksoftirqd, an ordinary thread that a busy-polling
- * application (perftest, any verbs program polling its CQ) starves, and
- * the ACKs that would open the window wait behind it (design.rst).
+ * May receive processing transmit inline? A QP with little in flight (a
+ * ping-pong, a READ or two to answer) sends at once: waking a worker
+ * would cost more than the send. A busy QP hands the transmission to its
+ * high-priority worker: building and sending a window's worth of packets
+ * inside the receive softirq pushes softirq processing into ksoftirqd,
+ * an ordinary thread that a busy-polling application (perftest, any
+ * verbs program polling its CQ) starves, and the ACKs that would open
+ * the window wait behind it (design.rst). Caller holds the QP lock.
  */
-void metaroce_tp_run_inline(struct metaroce_qp *qp)
+bool metaroce_tp_tx_inline(struct metaroce_qp *qp)
 {
-	struct metaroce_tps *s = qp->tp.s;
+	return mrc_sb_outstanding(&qp->tp.s->req.sb) < TP_TX_INLINE_MAX;
+}
 
-	if (s && data_race(mrc_sb_outstanding(&s->req.sb)) < TP_TX_INLINE_MAX)
+/*
+ * Transmit from receive processing (softirq, after the QP lock), inline
+ * if metaroce_tp_tx_inline() said so under the lock, else in the worker.
+ */
+void metaroce_tp_run_inline(struct metaroce_qp *qp, bool inline_ok)
+{
+	if (inline_ok)
 		tp_run(qp, true);
 	else
 		metaroce_tp_schedule(qp);

@@ -165,6 +165,41 @@ u32 mrc_req_rto_interval(const struct mrc_req *q)
 	return (u32)min_t(u64, rto, cap);
 }
 
+void mrc_req_rto_set(struct mrc_req *q, const struct mrc_env *e, u32 us)
+{
+	u64 due = e->ops->now_us(e->ctx) + us;
+
+	q->rto_on = 1;
+	q->rto_due = due;
+	if (e->ops->trace_rto)
+		e->ops->trace_rto(e->ctx, q->tlp_armed, us);
+	if (q->rto_hw_on && q->rto_hw <= due)
+		return;		/* fires first; mrc_req_rto_fired() goes on */
+	e->ops->timer_arm(e->ctx, MRC_TIMER_RTO, us);
+	q->rto_hw_on = 1;
+	q->rto_hw = due;
+}
+
+bool mrc_req_rto_fired(struct mrc_req *q, const struct mrc_env *e)
+{
+	u64 now;
+
+	q->rto_hw_on = 0;
+	if (!q->rto_on)
+		return false;
+	now = e->ops->now_us(e->ctx);
+	if (now < q->rto_due) {
+		/* set later since it was armed: kicked down the road */
+		e->ops->timer_arm(e->ctx, MRC_TIMER_RTO,
+				  (u32)(q->rto_due - now));
+		q->rto_hw_on = 1;
+		q->rto_hw = q->rto_due;
+		return false;
+	}
+	q->rto_on = 0;
+	return true;
+}
+
 void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
 		     bool restart)
 {
@@ -179,16 +214,14 @@ void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
 		 * (mrc_comp_resp_timer).
 		 */
 		if (q->rd_atomic_out && q->anchored) {
-			if (restart ||
-			    !e->ops->timer_pending(e->ctx, MRC_TIMER_RTO))
-				e->ops->timer_arm(e->ctx, MRC_TIMER_RTO,
-						  mrc_req_rto_interval(q));
+			if (restart || !mrc_req_rto_pending(q))
+				mrc_req_rto_set(q, e, mrc_req_rto_interval(q));
 			return;
 		}
-		e->ops->timer_cancel(e->ctx, MRC_TIMER_RTO);
+		mrc_req_rto_stop(q);
 		return;
 	}
-	if (!restart && e->ops->timer_pending(e->ctx, MRC_TIMER_RTO))
+	if (!restart && mrc_req_rto_pending(q))
 		return;
 	q->tlp_armed = !q->tlp_done && !q->retries;
 	if (q->tlp_armed) {
@@ -197,7 +230,7 @@ void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
 		us = mrc_req_rto_interval(q);
 		q->rto_armed_us = us;
 	}
-	e->ops->timer_arm(e->ctx, MRC_TIMER_RTO, us);
+	mrc_req_rto_set(q, e, us);
 }
 
 /* ------------------------------------------------------- completion */

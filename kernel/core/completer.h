@@ -96,6 +96,35 @@ u32 mrc_req_rto_interval(const struct mrc_req *q);
 void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
 		     bool restart);
 
+/*
+ * The retransmission timer itself (struct mrc_req.rto_due). set: due in
+ * @us from now; the environment's timer is armed only if it is not
+ * armed already for that time or earlier. stop: not due any more (the
+ * environment's timer is left to fire). pending: due at some time.
+ * fired: the environment's MRC_TIMER_RTO fired; true if the timer is
+ * due (it then runs as before: mrc_req_timer(), or the send loop),
+ * false if it fired early (armed again for rto_due) or was stopped.
+ * forget: the environment cancelled its timer (QP reset, flush).
+ */
+void mrc_req_rto_set(struct mrc_req *q, const struct mrc_env *e, u32 us);
+bool mrc_req_rto_fired(struct mrc_req *q, const struct mrc_env *e);
+
+static inline void mrc_req_rto_stop(struct mrc_req *q)
+{
+	q->rto_on = 0;
+}
+
+static inline bool mrc_req_rto_pending(const struct mrc_req *q)
+{
+	return q->rto_on;
+}
+
+static inline void mrc_req_rto_forget(struct mrc_req *q)
+{
+	q->rto_on = 0;
+	q->rto_hw_on = 0;
+}
+
 const char *mrc_comp_state_name(unsigned int s);
 
 #endif /* MRC_COMPLETER_H */

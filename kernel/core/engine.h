@@ -195,7 +195,12 @@ struct mrc_env_ops {
 	 */
 	void (*qp_error)(void *ctx, u8 event);
 
-	/* Timers (enum mrc_timer): arm (re-arm) in @us, cancel, pending? */
+	/*
+	 * Timers (enum mrc_timer): arm (re-arm) in @us, cancel, pending?
+	 * MRC_TIMER_RTO is the requester's (mrc_req_rto_set()): it is
+	 * never cancelled, and when it fires the environment asks
+	 * mrc_req_rto_fired() whether it is due.
+	 */
 	void (*timer_arm)(void *ctx, u8 timer, u32 us);
 	void (*timer_cancel)(void *ctx, u8 timer);
 	bool (*timer_pending)(void *ctx, u8 timer);
@@ -231,6 +236,12 @@ struct mrc_env_ops {
 	void (*trace_path)(void *ctx, u32 path, u16 old_sport, u16 sport);
 	void (*trace_timer)(void *ctx, bool tlp, u32 una, u32 nxt,
 			    u32 retries);
+	/*
+	 * Optional: the retransmission timer was set to expire in @us, a
+	 * tail-loss probe if @tlp (mrc_req_rto_set(); the environment's
+	 * MRC_TIMER_RTO may stay armed for an earlier time).
+	 */
+	void (*trace_rto)(void *ctx, bool tlp, u32 us);
 
 	/*
 	 * The responses to this QP's own READs/atomics arrive in the

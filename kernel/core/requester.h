@@ -158,6 +158,18 @@ struct mrc_req {
 	u64 progress_us;	/* last cumulative progress */
 	u64 heard_us;		/* last packet from the peer, any kind */
 	u32 rto_armed_us;	/* interval of the pending RTO */
+	/*
+	 * The retransmission timer, kept lazily (rxe, TCP: "kick it down
+	 * the road"): rto_on, it is due at rto_due (now_us clock); the
+	 * environment's MRC_TIMER_RTO is armed (rto_hw_on) for rto_hw, never
+	 * later than rto_due. Setting it later or stopping it leaves the
+	 * environment's timer alone; when that fires early,
+	 * mrc_req_rto_fired() arms it again for rto_due, or lets it go.
+	 * Every hrtimer start or cancel of the CPU's earliest timer
+	 * reprograms its clock event device: a packet no longer costs one.
+	 */
+	u8 rto_on, rto_hw_on;
+	u64 rto_due, rto_hw;
 	u32 undo_ts;
 	struct mrc_cc_saved cc_saved[MRC_MAX_PATHS];
 	/*

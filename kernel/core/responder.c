@@ -612,7 +612,17 @@ void mrc_resp_rsp_acks(struct mrc_resp *r, const struct mrc_env *e,
 	    rx->cum != req_psn + 1 || rx->top != rx->cum)
 		return;
 	mrc_rx_ack_carried(rx);
+	r->ack_by_rsp = 0;
 	e->ops->timer_cancel(e->ctx, MRC_TIMER_ACK);
+}
+
+void mrc_resp_ack_settle(struct mrc_resp *r, const struct mrc_env *e)
+{
+	if (!r->ack_by_rsp)
+		return;
+	r->ack_by_rsp = 0;
+	if (mrc_resp_ready(r))
+		resp_ack_later(r, e);
 }
 
 bool mrc_resp_rsp_ready(const struct mrc_resp *r)
@@ -1243,10 +1253,12 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				if (res != RESP_PLACED ||
 				    !resp_answers_now(r, p))
 					r->rx.ack_now = 1;
+				else
+					r->ack_by_rsp = 1;
 			}
 			if (mrc_rx_ack_due(&r->rx))
 				mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
-			else
+			else if (!r->ack_by_rsp)
 				resp_ack_later(r, e);
 			next = MRC_RESP_DONE;
 			break;
@@ -1284,6 +1296,7 @@ static void resp_clear(struct mrc_resp *r, const struct mrc_env *e)
 	r->nak_syn = 0;
 	r->inv_nak = 0;
 	r->inv_nak_psn = 0;
+	r->ack_by_rsp = 0;
 }
 
 void mrc_resp_reset(struct mrc_resp *r, const struct mrc_env *e)

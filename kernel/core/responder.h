@@ -138,6 +138,13 @@ struct mrc_resp {
 	 */
 	u8 inv_nak;
 	u32 inv_nak_psn;
+	/*
+	 * An ACK is owed that the response to the READ/atomic just queued
+	 * will carry, in the requester pass that follows (MRC_RESP_TX): no
+	 * delayed-ACK timer yet, mrc_resp_ack_settle() arms it if the pass
+	 * ended without that response.
+	 */
+	u8 ack_by_rsp;
 	u32 nheld;
 	struct mrc_rspq rspq;	/* READ/atomic requests, PSN order */
 	struct mrc_rslot rslot[MRC_RSLOTS];
@@ -225,6 +232,15 @@ bool mrc_resp_rsp_ready(const struct mrc_resp *r);
 int mrc_resp_rsp_exec(struct mrc_resp *r, const struct mrc_env *e,
 		      struct mrc_rsp *q);
 void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e);
+
+/*
+ * The end of a requester pass (the environment runs one after
+ * mrc_resp_rx() returned MRC_RESP_TX, and calls this at the end of every
+ * pass): an ACK owed that a READ/atomic response was to carry, and no
+ * response carried, is left to the delayed-ACK timer. A pass that cannot
+ * follow at once (the transmission goes to a worker) calls it before.
+ */
+void mrc_resp_ack_settle(struct mrc_resp *r, const struct mrc_env *e);
 
 /*
  * The first packet of the response to the request at @req_psn is being

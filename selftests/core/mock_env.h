@@ -84,6 +84,21 @@ struct mock_env {
 	const void *last_released;
 	bool armed[MRC_TIMER_MAX];
 	u32 timer_us[MRC_TIMER_MAX];
+	/* arms, and cancels of an armed timer: what costs a kernel hrtimer op */
+	u32 timer_ops[MRC_TIMER_MAX];
+	/*
+	 * Two-QP tests that set q_b: while mk.q is q_b, the timers are B's
+	 * own (armed_b, timer_us_b, timer_ops_b), as each QP has its own.
+	 */
+	struct mrc_req *q_b;
+	bool armed_b[MRC_TIMER_MAX];
+	u32 timer_us_b[MRC_TIMER_MAX];
+	u32 timer_ops_b[MRC_TIMER_MAX];
+	/* when each armed timer expires (mk.now + us), the mock's and B's */
+	u64 timer_at[MRC_TIMER_MAX], timer_at_b[MRC_TIMER_MAX];
+	/* the retransmission timer as the requester set it (trace_rto) */
+	u32 rto_us;
+	bool rto_tlp;
 	u32 cnt[MRC_CNT_MAX];
 	u32 comp_resp, comp_progress, comp_cum;
 	/* set: responses go to this requester's completer (two-QP tests) */
@@ -253,23 +268,57 @@ static void mk_qp_error(void *ctx, u8 event)
 		mk.err_event = event;
 }
 
+/* The timers of the QP the call is for: B's (mk.q_b) or the mock's. */
+static bool *mk_tm(u8 timer, u32 **us, u32 **ops)
+{
+	bool b = mk.q_b && mk.q == mk.q_b;
+
+	*us = b ? &mk.timer_us_b[timer] : &mk.timer_us[timer];
+	*ops = b ? &mk.timer_ops_b[timer] : &mk.timer_ops[timer];
+	return b ? &mk.armed_b[timer] : &mk.armed[timer];
+}
+
 static void mk_timer_arm(void *ctx, u8 timer, u32 us)
 {
+	bool *armed;
+	u32 *t, *ops;
+
 	if (timer < MRC_TIMER_MAX) {
-		mk.armed[timer] = true;
-		mk.timer_us[timer] = us;
+		armed = mk_tm(timer, &t, &ops);
+		*armed = true;
+		*t = us;
+		(*ops)++;
+		if (armed == &mk.armed_b[timer])
+			mk.timer_at_b[timer] = mk.now + us;
+		else
+			mk.timer_at[timer] = mk.now + us;
 	}
 }
 
 static void mk_timer_cancel(void *ctx, u8 timer)
 {
-	if (timer < MRC_TIMER_MAX)
-		mk.armed[timer] = false;
+	bool *armed;
+	u32 *t, *ops;
+
+	if (timer >= MRC_TIMER_MAX)
+		return;
+	armed = mk_tm(timer, &t, &ops);
+	if (*armed)
+		(*ops)++;
+	*armed = false;
 }
 
 static bool mk_timer_pending(void *ctx, u8 timer)
 {
-	return timer < MRC_TIMER_MAX && mk.armed[timer];
+	u32 *t, *ops;
+
+	return timer < MRC_TIMER_MAX && *mk_tm(timer, &t, &ops);
+}
+
+static void mk_trace_rto(void *ctx, bool tlp, u32 us)
+{
+	mk.rto_us = us;
+	mk.rto_tlp = tlp;
 }
 
 static void mk_count(void *ctx, u8 counter, u32 n)
@@ -333,6 +382,7 @@ static const struct mrc_env_ops mk_ops = {
 	.timer_pending = mk_timer_pending,
 	.count = mk_count,
 	.transition = mk_transition,
+	.trace_rto = mk_trace_rto,
 	.comp_resp = mk_comp_resp,
 	.comp_progress = mk_comp_progress,
 	.comp_cum = mk_comp_cum,

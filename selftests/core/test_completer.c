@@ -78,6 +78,7 @@ MRC_TEST(comp_ack_completes_in_order)
 	ct_wqe(q, MRC_OP_SEND, 100, 1, true);	/* 14 */
 	mrc_req_arm_rto(q, &mk_e, true);
 	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
+	MRC_EXPECT_TRUE(mrc_req_rto_pending(q));
 	MRC_EXPECT_EQ(q->tlp_armed, 1);		/* a tail-loss probe first */
 	/* cum 12: nothing complete (WQE 0 ends at 12) */
 	ct_ack(&a, 12, MRC_SYN_ACK, 0);
@@ -97,7 +98,16 @@ MRC_TEST(comp_ack_completes_in_order)
 	MRC_ASSERT_TRUE(mk.nscqe == 2);
 	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 102);
 	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_SUCCESS);
-	/* nothing outstanding: the timer is off */
+	/*
+	 * nothing outstanding: the timer is off. The environment's timer,
+	 * left armed (not cancelled per ACK), fires for nothing: it is not
+	 * armed again.
+	 */
+	MRC_EXPECT_FALSE(mrc_req_rto_pending(q));
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
+	mk.armed[MRC_TIMER_RTO] = false;
+	mk.now = mk.timer_at[MRC_TIMER_RTO];
+	MRC_EXPECT_FALSE(mrc_req_rto_fired(q, &mk_e));
 	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_RTO]);
 	MRC_EXPECT_EQ(mk.nerr, 0);
 	/* an ACK for PSNs never sent is dropped whole */
@@ -124,6 +134,7 @@ MRC_TEST(comp_read_waits_for_response)
 	MRC_EXPECT_EQ(mk.nscqe, 0);
 	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
 	/* the response-wait timer is kept while responses are awaited */
+	MRC_EXPECT_TRUE(mrc_req_rto_pending(q));
 	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
 	for (i = 0; i < 64; i++)
 		data[i] = (u8)(i * 3 + 1);
@@ -367,6 +378,173 @@ MRC_TEST(comp_timer_intervals)
 	mk.timer_us[MRC_TIMER_RTO] = 0;
 	mrc_req_arm_rto(q, &mk_e, false);
 	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], 0);
+}
+
+/*
+ * The lazy retransmission timer (mrc_req_rto_set/_fired/_stop/_forget):
+ * the environment's timer is armed exactly when the requester believes
+ * it is, and never for later than the RTO or probe is due.
+ */
+static bool ct_lazy_ok(const struct mrc_req *q)
+{
+	bool hw = mk.armed[MRC_TIMER_RTO];
+
+	return q->rto_hw_on == hw && (!hw || mk.timer_at[MRC_TIMER_RTO] ==
+				      q->rto_hw) &&
+	       (!q->rto_on || (hw && mk.timer_at[MRC_TIMER_RTO] <= q->rto_due));
+}
+
+/* The environment's RTO timer expires (the clock moves to it). */
+static bool ct_rto_expire(struct mrc_req *q)
+{
+	if (mk.timer_at[MRC_TIMER_RTO] > mk.now)
+		mk.now = mk.timer_at[MRC_TIMER_RTO];
+	mk.armed[MRC_TIMER_RTO] = false;
+	return mrc_req_rto_fired(q, &mk_e);
+}
+
+/*
+ * Every way the deadline moves: earlier than the armed timer (armed
+ * again, fires then), later (kept, fires early, armed again for the
+ * deadline, fires then), the same time (kept, fires due), stopped (the
+ * expiry does nothing, no re-arm), stopped and set again later or
+ * earlier, and forgotten after the environment cancelled its timer (a
+ * QP flush or RESET: the next set arms it, whatever its time).
+ */
+MRC_TEST(comp_lazy_rto_deadlines)
+{
+	struct mrc_req *q;
+	u64 t0;
+	u32 ops;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 0);
+	t0 = mk.now;
+	mrc_req_rto_set(q, &mk_e, 10000);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t0 + 10000);
+	/* moved earlier: armed again for the earlier time, fires then */
+	mk.now = t0 + 1000;
+	ops = mk.timer_ops[MRC_TIMER_RTO];
+	mrc_req_rto_set(q, &mk_e, 500);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	MRC_EXPECT_EQ(mk.timer_ops[MRC_TIMER_RTO], ops + 1);
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t0 + 1500);
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, t0 + 1500);
+	MRC_EXPECT_FALSE(mrc_req_rto_pending(q));
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_RTO]);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	/* moved later: kept, fires early, armed again, fires when due */
+	mrc_req_rto_set(q, &mk_e, 1000);		/* due t0 + 2500 */
+	mk.now = t0 + 1700;
+	ops = mk.timer_ops[MRC_TIMER_RTO];
+	mrc_req_rto_set(q, &mk_e, 1000);		/* due t0 + 2700 */
+	MRC_EXPECT_EQ(mk.timer_ops[MRC_TIMER_RTO], ops);
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t0 + 2500);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	MRC_EXPECT_FALSE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, t0 + 2500);
+	MRC_EXPECT_TRUE(mrc_req_rto_pending(q));
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t0 + 2700);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, t0 + 2700);
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_RTO]);
+	/* the same time: kept, fires due */
+	mrc_req_rto_set(q, &mk_e, 1000);		/* due t0 + 3700 */
+	ops = mk.timer_ops[MRC_TIMER_RTO];
+	mrc_req_rto_set(q, &mk_e, 1000);
+	MRC_EXPECT_EQ(mk.timer_ops[MRC_TIMER_RTO], ops);
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, t0 + 3700);
+	/* stopped: the expiry does nothing and arms nothing */
+	mrc_req_rto_set(q, &mk_e, 1000);		/* t0 + 4700 */
+	mrc_req_rto_stop(q);
+	MRC_EXPECT_FALSE(mrc_req_rto_pending(q));
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	ops = mk.timer_ops[MRC_TIMER_RTO];
+	MRC_EXPECT_FALSE(ct_rto_expire(q));
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_RTO]);
+	MRC_EXPECT_EQ(mk.timer_ops[MRC_TIMER_RTO], ops);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	/* stopped, then set again later than the timer left armed */
+	mrc_req_rto_set(q, &mk_e, 1000);		/* t0 + 5700 */
+	mk.now += 100;
+	mrc_req_rto_stop(q);
+	mk.now += 100;
+	mrc_req_rto_set(q, &mk_e, 2000);		/* t0 + 6900 */
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t0 + 5700);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	MRC_EXPECT_FALSE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t0 + 6900);
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, t0 + 6900);
+	/* stopped, then set again earlier than the timer left armed */
+	mrc_req_rto_set(q, &mk_e, 5000);		/* t0 + 11900 */
+	mrc_req_rto_stop(q);
+	mrc_req_rto_set(q, &mk_e, 100);			/* t0 + 7000 */
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t0 + 7000);
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, t0 + 7000);
+	/*
+	 * forgotten: the environment cancelled its timer (flush, RESET);
+	 * the next set arms it even for a later time than the cancelled
+	 * one, or nothing would ever fire.
+	 */
+	mrc_req_rto_set(q, &mk_e, 1000);		/* t0 + 8000 */
+	mk.armed[MRC_TIMER_RTO] = false;		/* hrtimer_cancel() */
+	mrc_req_rto_forget(q);
+	MRC_EXPECT_FALSE(mrc_req_rto_pending(q));
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	mrc_req_rto_set(q, &mk_e, 5000);		/* t0 + 12000 */
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t0 + 12000);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, t0 + 12000);
+	/* an expiry of a forgotten timer (an old life's) arms nothing */
+	mrc_req_rto_set(q, &mk_e, 1000);
+	mrc_req_rto_forget(q);
+	ops = mk.timer_ops[MRC_TIMER_RTO];
+	MRC_EXPECT_FALSE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.timer_ops[MRC_TIMER_RTO], ops);
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_RTO]);
+}
+
+/*
+ * Through mrc_req_arm_rto(): the initial RTO armed before any RTT sample,
+ * then samples and a restart with the (much shorter) probe timeout: the
+ * timer is armed again for the probe's time, which fires when due.
+ */
+MRC_TEST(comp_lazy_rto_pto_shortens)
+{
+	struct mrc_req *q;
+	u32 k, pto;
+	u64 t1;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 0);
+	ct_wqe(q, MRC_OP_SEND, 8, 1, true);
+	q->tlp_done = 1;
+	mrc_req_arm_rto(q, &mk_e, true);		/* the RTO, >= 10 ms */
+	MRC_EXPECT_FALSE(q->tlp_armed);
+	MRC_EXPECT_TRUE(mk.timer_us[MRC_TIMER_RTO] >= 10000);
+	for (k = 0; k < 8; k++)
+		mrc_rtt_sample(&q->paths.p[0].rtt, 100);
+	q->tlp_done = 0;
+	mk.now += 50;
+	t1 = mk.now;
+	mrc_req_arm_rto(q, &mk_e, true);		/* a probe now */
+	MRC_ASSERT_TRUE(q->tlp_armed);
+	pto = mk.rto_us;
+	MRC_EXPECT_TRUE(pto < 10000);
+	MRC_EXPECT_TRUE(ct_lazy_ok(q));
+	MRC_EXPECT_EQ(mk.timer_at[MRC_TIMER_RTO], t1 + pto);
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, t1 + pto);
 }
 
 /* Every state of the ACK machine was reached by the cases above. */
@@ -635,6 +813,8 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_fatal_nak_of_acked_write),
 	  MRC_CASE(comp_anchor_and_resp_timer),
 	  MRC_CASE(comp_timer_intervals),
+	  MRC_CASE(comp_lazy_rto_deadlines),
+	  MRC_CASE(comp_lazy_rto_pto_shortens),
 	  MRC_CASE(comp_fatal_nak_mid_segment),
 	  MRC_CASE(comp_fatal_nak_behind_hole),
 	  MRC_CASE(comp_fatal_nak_no_success_after_flush),

@@ -830,12 +830,14 @@ static void qt_read_once(struct mrc_req *q, struct mrc_resp *r, u32 net,
 		return;
 	req_psn = o.psn;
 	mrc_req_arm_rto(q, &mk_e, false);
-	res->pto = mk.timer_us[MRC_TIMER_RTO];
+	res->pto = mk.rto_us;
 	/* the response (first transmission), unless lost: then its probe */
 	tr = t0 + net + svc + (lose_rsp ? rsp_pto : 0);
 	if (lose_req || t0 + res->pto < tr) {
 		mk.now = t0 + res->pto;
-		mk.armed[MRC_TIMER_RTO] = false;	/* it fired */
+		mk.armed[MRC_TIMER_RTO] = false;	/* it fired: due */
+		if (!mrc_req_rto_fired(q, &mk_e))
+			return;
 		mrc_req_timer(q, &mk_e);
 		res->probe_ok = !mrc_req_retx(q, &mk_e, &o) &&
 				o.psn == req_psn && o.cause == MRC_LOSS_TLP;
@@ -985,13 +987,14 @@ MRC_TEST(req_read_probe_repairs_loss_in_bound)
 	qt_peer_read(r, 5000, 2);
 	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
 	MRC_EXPECT_EQ(o.resp, 1);
-	mk.armed[MRC_TIMER_RTO] = false;
+	mrc_req_rto_stop(q);
 	mrc_req_arm_rto(q, &mk_e, false);
 	MRC_EXPECT_TRUE(q->tlp_armed);
-	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO],
+	MRC_EXPECT_TRUE(mk.rto_tlp);
+	MRC_EXPECT_EQ(mk.rto_us,
 		      max_t(u32, mrc_rtt_tlp(&q->paths.p[0].rtt, true),
 			    mrc_rtt_tlp(&q->paths.p[1].rtt, true)));
-	MRC_EXPECT_TRUE(mk.timer_us[MRC_TIMER_RTO] < pto_r);
+	MRC_EXPECT_TRUE(mk.rto_us < pto_r);
 }
 
 /*
@@ -1031,17 +1034,19 @@ MRC_TEST(req_send_tail_after_reads_keeps_plain_pto)
 	MRC_EXPECT_TRUE(plain < pto_r);
 	mrc_req_arm_rto(q, &mk_e, true);
 	MRC_EXPECT_TRUE(q->tlp_armed);
-	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], plain);
+	MRC_EXPECT_EQ(mk.rto_us, plain);
 	/* probe, then RTOs: one retry each */
 	mk.now += plain;
+	MRC_EXPECT_TRUE(mrc_req_rto_fired(q, &mk_e));
 	mrc_req_timer(q, &mk_e);
 	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
 	MRC_EXPECT_EQ(o.cause, MRC_LOSS_TLP);
 	MRC_EXPECT_EQ(q->retries, 0);
 	mrc_req_arm_rto(q, &mk_e, true);
 	MRC_EXPECT_FALSE(q->tlp_armed);
-	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], mrc_req_rto_interval(q));
-	mk.now += mk.timer_us[MRC_TIMER_RTO];
+	MRC_EXPECT_EQ(mk.rto_us, mrc_req_rto_interval(q));
+	mk.now += mk.rto_us;
+	MRC_EXPECT_TRUE(mrc_req_rto_fired(q, &mk_e));
 	mrc_req_timer(q, &mk_e);
 	MRC_EXPECT_EQ(q->retries, 1);
 	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RTO], 1);
@@ -1214,6 +1219,421 @@ MRC_TEST(req_read_pingpong_two_packets)
 }
 
 /*
+ * A READ the responder answers at once, in the pass that follows its
+ * arrival: the response carries the ACK, so the delayed-ACK timer is not
+ * armed just to be cancelled microseconds later (each arm or cancel of
+ * the earliest timer reprograms the CPU's clock event device: a
+ * TSC-deadline write, a VM exit in a guest; readlat, s16).
+ */
+MRC_TEST(req_read_answered_at_once_no_ack_timer)
+{
+	struct qt_side a, b;
+	struct mrc_req_out o;
+	struct mrc_pkt p;
+	u32 ops0, i;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	memcpy(mk.mem, "hi", 2);
+	for (i = 0; i < 3; i++) {
+		MRC_EXPECT_EQ(qt_send(&a, MRC_OP_READ_REQ, 0, &p), 1);
+		ops0 = mk.timer_ops[MRC_TIMER_ACK];
+		MRC_EXPECT_EQ(qt_recv(&b, &p, ""), 0);
+		mk.q = b.q;
+		MRC_ASSERT_TRUE(mrc_req_next(b.q, b.r, &mk_e, &o) ==
+				MRC_REQ_PKT);
+		MRC_EXPECT_EQ(o.resp, 1);
+		qt_wire_cum(&b, &o, &p);
+		MRC_EXPECT_EQ(mrc_req_next(b.q, b.r, &mk_e, &o), MRC_REQ_STOP);
+		mrc_resp_ack_settle(b.r, &mk_e);	/* the end of B's pass */
+		MRC_EXPECT_EQ(mk.timer_ops[MRC_TIMER_ACK] - ops0, 0);
+		MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
+		MRC_EXPECT_FALSE(mrc_rx_ack_pending(&b.r->rx));
+		qt_recv(&a, &p, mk.mem);
+		MRC_EXPECT_EQ(mk.nscqe, i + 1);
+	}
+	MRC_EXPECT_EQ(mk.nemit, 0);
+	mk.comp_q = NULL;
+}
+
+/*
+ * The same READ when the pass that follows it ends before the response
+ * (B is in the middle of a WRITE of its own: responses go between
+ * messages only): the ACK it owes is not lost, the end of the pass arms
+ * the delayed-ACK timer, which sends it.
+ */
+MRC_TEST(req_read_response_later_acked_by_timer)
+{
+	struct qt_side a, b;
+	struct mrc_req_out o;
+	struct mrc_swqe *w;
+	struct mrc_pkt p;
+	u32 n0;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	/* B's WRITE of three segments, the first one sent */
+	mk.q = b.q;
+	mk.posted = b.posted;
+	w = qt_post(MRC_OP_WRITE, 3 * b.q->cfg.mtu, 0);
+	b.posted = mk.posted;
+	w->remote_addr = MK_VA;
+	w->rkey = MK_RKEY;
+	MRC_ASSERT_TRUE(mrc_req_next(b.q, b.r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 0);
+	MRC_EXPECT_EQ(qt_send(&a, MRC_OP_READ_REQ, 0, &p), 1);
+	MRC_EXPECT_EQ(qt_recv(&b, &p, ""), 0);
+	/* B's pass: the WRITE's next segment, then the pass ends */
+	mk.q = b.q;
+	MRC_ASSERT_TRUE(mrc_req_next(b.q, b.r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 0);
+	mrc_resp_ack_settle(b.r, &mk_e);
+	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&b.r->rx));
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_ACK], MRC_ACK_DELAY_US);
+	n0 = mk.nemit;
+	mrc_resp_ack_timer(b.r, &mk_e);
+	MRC_ASSERT_TRUE(mk.nemit - n0 == 1);
+	MRC_EXPECT_EQ(mk.emit[n0].opcode, MRC_OP_ACK);
+	MRC_EXPECT_EQ(mk.emit[n0].ack.cum_psn, p.psn + 1);
+	mk.comp_q = NULL;
+}
+
+/*
+ * Clock-event touches of a ping-pong (readlat, s17). Each hrtimer start,
+ * and each cancel of an armed one, takes the hrtimer base lock and
+ * reprograms the CPU's clock event device when the timer is or becomes
+ * the earliest one -- a TSC-deadline MSR write on bare metal, a VM exit
+ * in a guest; rxe's READ costs none (its retransmission timer is "kicked
+ * down the road": never cancelled per packet). The mock counts the arms
+ * and the cancels of an armed timer of both QPs (mk.q_b).
+ */
+static u32 qt_fires, qt_rearms;
+/* the first due expiry of qt_due_q's retransmission timer */
+static const struct mrc_req *qt_due_q;
+static u64 qt_due_at;
+
+static u32 qt_touches(void)
+{
+	u32 i, n = qt_fires - qt_rearms;
+
+	for (i = 0; i < MRC_TIMER_MAX; i++)
+		n += mk.timer_ops[i] + mk.timer_ops_b[i];
+	return n;
+}
+
+/*
+ * An expiry that arms its timer again costs one programming of the clock
+ * event device, not two: the kernel programs it once, after the expiry's
+ * callbacks (a soft hrtimer started from its own callback does not);
+ * qt_touches() counts the expiry only.
+ */
+
+/* @s's timer @t fired (the mock's own state: mk.q chooses the bank). */
+static void qt_fire(struct qt_side *s, u8 t)
+{
+	u32 *us, *ops, ops0;
+
+	mk.q = s->q;
+	mk.posted = s->posted;
+	mk.comp_q = s->q;
+	mk_tm(t, &us, &ops);
+	ops0 = *ops;
+	qt_fires++;
+	if (t == MRC_TIMER_ACK)
+		mrc_resp_ack_timer(s->r, &mk_e);
+	else if (t == MRC_TIMER_RTO && mrc_req_rto_fired(s->q, &mk_e)) {
+		if (s->q == qt_due_q && !qt_due_at)
+			qt_due_at = mk.now;
+		mrc_req_timer(s->q, &mk_e);
+	}
+	if (*ops != ops0)
+		qt_rearms++;
+}
+
+/*
+ * The clock moves on by @us; the timers of A (the mock's) and B (mk.q_b)
+ * that expire on the way fire, in time order. A firing counts as a
+ * clock-event touch too (qt_fires): the expiry's interrupt, after which
+ * the device is programmed for the next timer.
+ */
+static void qt_advance(struct qt_side *a, struct qt_side *b, u32 us)
+{
+	u64 end = mk.now + us, when;
+	struct qt_side *s;
+	int side, t, k;
+
+	for (;;) {
+		side = -1;
+		t = 0;
+		when = end + 1;
+		for (k = 0; k < 2 * MRC_TIMER_MAX; k++) {
+			bool armed = k < MRC_TIMER_MAX ? mk.armed[k] :
+				     mk.armed_b[k - MRC_TIMER_MAX];
+			u64 at = k < MRC_TIMER_MAX ? mk.timer_at[k] :
+				 mk.timer_at_b[k - MRC_TIMER_MAX];
+
+			if (armed && at < when) {
+				when = at;
+				side = k >= MRC_TIMER_MAX;
+				t = k % MRC_TIMER_MAX;
+			}
+		}
+		if (side < 0)
+			break;
+		if (when > mk.now)
+			mk.now = when;
+		s = side ? b : a;
+		if (side)
+			mk.armed_b[t] = false;
+		else
+			mk.armed[t] = false;
+		qt_fire(s, (u8)t);
+	}
+	mk.now = end;
+}
+
+/*
+ * A clean ping-pong of @n exchanges: no error (bit 0), no timeout or probe
+ * (bit 1); the only packets besides the two per exchange are the ACKs
+ * that end a run of MRC_CUMACK_MAX carried ones (delayed ACKs, bit 2).
+ */
+static u32 qt_clean(struct qt_side *a, struct qt_side *b, u32 n)
+{
+	u32 i, bad = 0;
+
+	if (mk.nerr)
+		bad |= 1;
+	if (mk.cnt[MRC_CNT_RTO] || a->q->tlp_done || b->q->tlp_done ||
+	    a->q->retries || b->q->retries)
+		bad |= 2;
+	if (mk.nemit > 2 * (n / MRC_CUMACK_MAX + 1))
+		bad |= 4;
+	for (i = 0; i < mk.nemit && i < MK_EMIT; i++)
+		if (mk.emit[i].opcode != MRC_OP_ACK)
+			bad |= 4;
+	return bad;
+}
+
+/*
+ * Two QPs timed as the kernel's timestamps time them: round trips of
+ * @rtt us on every path (the probe timeouts then follow protocol.rst's
+ * formulas, not the initial RTO), B's timers its own.
+ */
+static void qt_pair_rtt(struct qt_side *a, struct qt_side *b, u32 rtt)
+{
+	u32 i, k;
+
+	for (i = 0; i < a->q->paths.n; i++)
+		for (k = 0; k < 8; k++) {
+			mrc_rtt_sample(&a->q->paths.p[i].rtt, rtt);
+			mrc_rtt_sample(&b->q->paths.p[i].rtt, rtt);
+		}
+	mk.q_b = b->q;
+	qt_fires = 0;
+	qt_rearms = 0;
+}
+
+/* @s's application posts one signaled WQE, 2 bytes at MK_VA + @off. */
+static void qt_post_side(struct qt_side *s, u8 op, u32 off)
+{
+	struct mrc_swqe *w;
+
+	mk.q = s->q;
+	mk.posted = s->posted;
+	w = qt_post(op, 2, 0);
+	s->posted = mk.posted;
+	w->remote_addr = MK_VA + off;
+	w->rkey = MK_RKEY;
+	w->signaled = 1;
+}
+
+/*
+ * A requester pass of @s, as tp_run() runs it after a doorbell or a
+ * receive: new packets (the last one wired into @p), the RTO for what is
+ * outstanding, the ACK a response was to carry. Returns the packets.
+ */
+static u32 qt_pass(struct qt_side *s, struct mrc_pkt *p)
+{
+	struct mrc_req_out o;
+	u32 n = 0;
+	int step;
+
+	mk.q = s->q;
+	mk.posted = s->posted;
+	s->q->want_tx = 0;
+	while ((step = mrc_req_next(s->q, s->r, &mk_e, &o)) != MRC_REQ_STOP) {
+		if (step != MRC_REQ_PKT)
+			continue;
+		qt_wire_cum(s, &o, p);
+		n++;
+	}
+	mrc_req_arm_rto(s->q, &mk_e, false);
+	mrc_resp_ack_settle(s->r, &mk_e);
+	return n;
+}
+
+/* @s receives @p, as rx.c: the pass that follows if it wants one. */
+static u32 qt_rx(struct qt_side *s, struct mrc_pkt *p, const void *pay)
+{
+	bool rsp;
+
+	mk.q = s->q;
+	mk.posted = s->posted;
+	mk.comp_q = s->q;
+	rsp = mrc_resp_rx(s->r, &mk_e, p, pay, false) == MRC_RESP_TX;
+	return rsp || s->q->want_tx ? qt_pass(s, p) : 0;
+}
+
+/*
+ * ib_read_lat's clean path, as the kernel runs it (the passes of tp_run,
+ * 50 us a hop): at most 3 clock-event touches per READ, both ends. Main
+ * made 9 (A: the ACK timer cancelled and the probe timer armed at the
+ * post, the response-wait RTO armed by the response and cancelled by the
+ * pass after it, the delayed ACK armed; B: its response's probe timer
+ * cancelled by the request, the delayed ACK armed and cancelled around
+ * the response, the probe timer armed again).
+ */
+MRC_TEST(req_read_pingpong_timer_touches)
+{
+	u32 i, n = 200, warm = 8, t0 = 0, touches;
+	struct qt_side a, b;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	qt_pair_rtt(&a, &b, 100);
+	memcpy(mk.mem, "hi", 2);
+	for (i = 0; i < warm + n; i++) {
+		if (i == warm)
+			t0 = qt_touches();
+		qt_post_side(&a, MRC_OP_READ_REQ, 0);
+		MRC_ASSERT_TRUE(qt_pass(&a, &p) == 1);
+		qt_advance(&a, &b, 50);
+		MRC_ASSERT_TRUE(qt_rx(&b, &p, "") == 1);	/* the response */
+		qt_advance(&a, &b, 50);
+		memset(mk.local, 0, 2);
+		MRC_EXPECT_EQ(qt_rx(&a, &p, mk.mem), 0);
+		MRC_ASSERT_TRUE(mk.nscqe == i + 1);
+		MRC_EXPECT_EQ(memcmp(mk.local, "hi", 2), 0);
+		qt_advance(&a, &b, 2);	/* the application's turnaround */
+	}
+	touches = qt_touches() - t0;
+	MRC_EXPECT_EQ(qt_clean(&a, &b, warm + n), 0);
+	MRC_EXPECT_EQ(touches > 3 * n ? touches : 0, 0);
+	mk.comp_q = NULL;
+	mk.q_b = NULL;
+}
+
+/*
+ * The lazy timer on the READ ping-pong when a response is lost: the
+ * hrtimer A left armed for the previous READ's probe fires early and is
+ * armed again; A's probe fires exactly when it is due (the deadline its
+ * pass set), not later, and once.
+ */
+MRC_TEST(req_read_pingpong_lost_response_probe_due)
+{
+	u32 i, warm = 8, fires0;
+	struct qt_side a, b;
+	struct mrc_pkt p;
+	u64 due = 0;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	qt_pair_rtt(&a, &b, 100);
+	memcpy(mk.mem, "hi", 2);
+	for (i = 0; i < warm + 20; i++) {
+		qt_post_side(&a, MRC_OP_READ_REQ, 0);
+		MRC_ASSERT_TRUE(qt_pass(&a, &p) == 1);
+		MRC_ASSERT_TRUE(mrc_req_rto_pending(a.q));
+		/*
+		 * the READ whose response is lost: the first one after the
+		 * warm-up whose probe is due later than the hrtimer left
+		 * armed for an earlier READ
+		 */
+		if (i >= warm && mk.armed[MRC_TIMER_RTO] &&
+		    mk.timer_at[MRC_TIMER_RTO] < a.q->rto_due) {
+			due = a.q->rto_due;
+			break;
+		}
+		qt_advance(&a, &b, 50);
+		MRC_ASSERT_TRUE(qt_rx(&b, &p, "") == 1);
+		qt_advance(&a, &b, 50);
+		MRC_EXPECT_EQ(qt_rx(&a, &p, mk.mem), 0);
+		MRC_ASSERT_TRUE(mk.nscqe == i + 1);
+		qt_advance(&a, &b, 2);
+	}
+	MRC_ASSERT_TRUE(due != 0);
+	MRC_EXPECT_EQ(qt_clean(&a, &b, i), 0);
+	qt_due_q = a.q;
+	qt_due_at = 0;
+	fires0 = qt_fires;
+	qt_advance(&a, &b, 50);
+	MRC_ASSERT_TRUE(qt_rx(&b, &p, "") == 1);	/* lost */
+	qt_advance(&a, &b, (u32)(due - mk.now) + 1000);
+	/* fired early and armed again, then due exactly on time */
+	MRC_EXPECT_TRUE(qt_fires - fires0 >= 2);
+	MRC_EXPECT_EQ(qt_due_at, due);
+	MRC_EXPECT_TRUE(a.q->tlp_done || a.q->retries || a.q->probe_due);
+	qt_due_q = NULL;
+	mk.comp_q = NULL;
+	mk.q_b = NULL;
+}
+
+/*
+ * ib_write_lat's clean path the same way: at most 5 clock-event touches
+ * per round trip (two WRITEs), both ends. Main made 8: on each side the
+ * ACK timer cancelled and the probe timer armed at the post, the probe
+ * timer cancelled and the delayed ACK armed by the peer's WRITE.
+ */
+MRC_TEST(req_write_pingpong_timer_touches)
+{
+	u32 i, n = 200, warm = 8, t0 = 0, touches;
+	struct qt_side a, b;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(a.q);
+	MRC_ALLOC(a.r);
+	MRC_ALLOC(b.q);
+	MRC_ALLOC(b.r);
+	qt_pair(&a, &b);
+	qt_pair_rtt(&a, &b, 100);
+	for (i = 0; i < warm + n; i++) {
+		if (i == warm)
+			t0 = qt_touches();
+		qt_post_side(&a, MRC_OP_WRITE, 0);
+		MRC_ASSERT_TRUE(qt_pass(&a, &p) == 1);
+		qt_advance(&a, &b, 50);
+		MRC_EXPECT_EQ(qt_rx(&b, &p, "ab"), 0);
+		qt_advance(&a, &b, 2);
+		qt_post_side(&b, MRC_OP_WRITE, 8);
+		MRC_ASSERT_TRUE(qt_pass(&b, &p) == 1);
+		qt_advance(&a, &b, 50);
+		MRC_EXPECT_EQ(qt_rx(&a, &p, "cd"), 0);
+		MRC_EXPECT_EQ(mrc_sb_outstanding(&a.q->sb), 0);
+		MRC_ASSERT_TRUE(mk.nscqe == 2 * i + 1);
+		qt_advance(&a, &b, 2);
+	}
+	touches = qt_touches() - t0;
+	MRC_EXPECT_EQ(qt_clean(&a, &b, warm + n), 0);
+	MRC_EXPECT_EQ(touches > 5 * n ? touches : 0, 0);
+	mk.comp_q = NULL;
+	mk.q_b = NULL;
+}
+
+/*
  * The cumulative ACK on a packet completes a WQE that failed locally:
  * the QP goes to ERR, and the packet that carried it is not placed
  * (nothing is placed after the QP errored).
@@ -1372,6 +1792,11 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_send_tail_after_reads_keeps_plain_pto),
 	  MRC_CASE(req_write_pingpong_two_packets),
 	  MRC_CASE(req_read_pingpong_two_packets),
+	  MRC_CASE(req_read_answered_at_once_no_ack_timer),
+	  MRC_CASE(req_read_response_later_acked_by_timer),
+	  MRC_CASE(req_read_pingpong_timer_touches),
+	  MRC_CASE(req_read_pingpong_lost_response_probe_due),
+	  MRC_CASE(req_write_pingpong_timer_touches),
 	  MRC_CASE(req_cum_lo_failing_qp_drops_packet),
 	  MRC_CASE(req_send_acked_when_receiver_leaves),
 	  MRC_CASE(req_cum_lo_applied_on_rnr_naked_send),

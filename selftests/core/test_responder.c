@@ -1084,19 +1084,24 @@ MRC_TEST(resp_read_ack_rides_on_response)
 
 	MRC_ALLOC(r);
 	rt_setup(r, 100);
-	/* alone and ready: no ACK now, the delayed ACK armed */
+	/*
+	 * alone and ready: no ACK now, and no delayed-ACK timer while the
+	 * pass that sends the response runs (mrc_resp_ack_settle())
+	 */
 	rt_read(&p, 100, MRC_F_ACKREQ);
 	MRC_EXPECT_EQ(mrc_resp_rx(r, &mk_e, &p, pay, false) & MRC_RESP_TX,
 		      MRC_RESP_TX);
 	MRC_EXPECT_EQ(mk.nemit, 0);
-	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&r->rx));
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
 	/* the response to another PSN carries nothing */
 	mrc_resp_rsp_acks(r, &mk_e, 99);
-	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
+	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&r->rx));
 	/* its own response's first packet does: nothing left to send */
 	mrc_resp_rsp_acks(r, &mk_e, 100);
-	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
 	MRC_EXPECT_FALSE(mrc_rx_ack_pending(&r->rx));
+	mrc_resp_ack_settle(r, &mk_e);		/* the end of the pass */
+	MRC_EXPECT_FALSE(mk.armed[MRC_TIMER_ACK]);
 	mrc_resp_ack_timer(r, &mk_e);
 	MRC_EXPECT_EQ(mk.nemit, 0);
 
@@ -1133,6 +1138,7 @@ MRC_TEST(resp_read_ack_rides_on_response)
 	p.payload_len = 8;
 	mrc_resp_rx(r, &mk_e, &p, pay, false);
 	mrc_resp_rsp_acks(r, &mk_e, 105);
+	mrc_resp_ack_settle(r, &mk_e);		/* the end of the pass */
 	MRC_EXPECT_TRUE(mrc_rx_ack_pending(&r->rx));
 	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_ACK]);
 	mrc_resp_ack_timer(r, &mk_e);

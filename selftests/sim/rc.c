@@ -836,6 +836,11 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	sent0 = c->ackw.sent;
 	repeat = rc_nak_repeat(c->r, p);
 	ret = mrc_resp_rx(c->r, &c->env, p, h, ce);
+	/*
+	 * This QP's responses leave when its ep sends, not in a pass right
+	 * after the request (as tx.c's worker path): the delayed ACK now.
+	 */
+	mrc_resp_ack_settle(c->r, &c->env);
 	c->in_rx = false;
 	rc_held_check(c);
 	rc_ack_now_check(&c->ackw, sent0, p, v0, ce, repeat,
@@ -1314,6 +1319,52 @@ static const struct ep_ops req_ops = {
 
 #ifdef SIM_HAVE_COMP
 /*
+ * The lazy retransmission timer (struct mrc_req.rto_due): the
+ * environment's timer is armed exactly when the requester believes it
+ * is, for the time it believes, and never later than the timer is due.
+ * With rto_fired()'s check (due exactly then), the RTO and the probe
+ * fire when an eager timer would.
+ */
+static void rto_lazy_check(const struct mrc_req *q, const struct sim_timer *t,
+			   u32 qpn)
+{
+	SIM_CHECK(q->rto_hw_on == t->armed &&
+		  (!t->armed || t->when == q->rto_hw),
+		  "qp %u: RTO timer %s t=%llu, the requester thinks %s t=%llu",
+		  qpn, t->armed ? "armed for" : "off, at",
+		  (unsigned long long)t->when,
+		  q->rto_hw_on ? "armed for" : "off, at",
+		  (unsigned long long)q->rto_hw);
+	SIM_CHECK(!q->rto_on || (t->armed && t->when <= q->rto_due),
+		  "qp %u: RTO due at t=%llu, its timer %s t=%llu", qpn,
+		  (unsigned long long)q->rto_due,
+		  t->armed ? "fires at" : "is off, at",
+		  (unsigned long long)t->when);
+}
+
+/*
+ * The environment's RTO timer of @q fired: is the RTO (or probe) due? It
+ * must be exactly when it was set for.
+ */
+static bool rto_fired(struct mrc_req *q, const struct mrc_env *e, u32 qpn)
+{
+	u64 due = q->rto_due;
+	bool on = q->rto_on;
+
+	if (mrc_req_rto_fired(q, e)) {
+		SIM_CHECK(on && W.now == due, "qp %u: RTO fired at t=%llu, "
+			  "due at t=%llu", qpn, (unsigned long long)W.now,
+			  (unsigned long long)due);
+		return true;
+	}
+	if (q->rto_hw_on)
+		COV(rto_early);
+	else
+		COV(rto_stopped);
+	return false;
+}
+
+/*
  * The requester QP's send side as the module has it: struct mrc_req, its
  * ACKs, NAKs, responses and completions run by the core completer
  * (completer.c); segmentation, spraying, retransmission and the timer
@@ -1354,9 +1405,16 @@ static void cq_timer_arm(void *ctx, u8 t, u32 us)
 	struct rc_conn *c = ctx;
 
 	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
-	if (t == MRC_TIMER_RTO && c->q->tlp_armed)
-		req_pto_check(c->q, c->req.qpn, us);
 	timer_arm(&c->qtimer[t], us);
+}
+
+/* The requester set its retransmission timer: a probe's timeout is right. */
+static void cq_trace_rto(void *ctx, bool tlp, u32 us)
+{
+	struct rc_conn *c = ctx;
+
+	if (tlp)
+		req_pto_check(c->q, c->req.qpn, us);
 }
 
 static void cq_timer_cancel(void *ctx, u8 t)
@@ -1474,6 +1532,7 @@ static const struct mrc_env_ops cq_env_ops = {
 	.timer_arm = cq_timer_arm,
 	.timer_cancel = cq_timer_cancel,
 	.timer_pending = cq_timer_pending,
+	.trace_rto = cq_trace_rto,
 	.count = cq_count,
 	.transition = cq_transition,
 	.post_scqe = cq_post_scqe,
@@ -1484,6 +1543,8 @@ static const struct mrc_env_ops cq_env_ops = {
 /* After every call into the completer: the environment's flush. */
 static void cq_after(struct rc_conn *c)
 {
+	if (!c->req_err)
+		rto_lazy_check(c->q, &c->qtimer[MRC_TIMER_RTO], c->req.qpn);
 	if (c->cq_fail_pending) {
 		c->cq_fail_pending = false;
 		creq_flush(c);
@@ -1790,6 +1851,10 @@ static void cq_timer_fn(void *arg)
 	if (!c || c->req_err)
 		return;
 	if (t == &c->qtimer[MRC_TIMER_RTO]) {
+		if (!rto_fired(c->q, &c->qenv, c->req.qpn)) {
+			rto_lazy_check(c->q, t, c->req.qpn);
+			return;
+		}
 		creq_rto(c);
 	} else if (t == &c->qtimer[MRC_TIMER_RNR]) {
 		c->q->rnr_wait = 0;
@@ -2228,9 +2293,13 @@ static void req_pto_check(const struct mrc_req *q, u32 qpn, u32 us)
 static void fq_timer_arm(void *ctx, u8 t, u32 us)
 {
 	SIM_CHECK(t < MRC_TIMER_MAX, "timer %u", t);
-	if (t == MRC_TIMER_RTO && fq_of(ctx)->q->tlp_armed)
-		req_pto_check(fq_of(ctx)->q, fq_of(ctx)->ep->qpn, us);
 	timer_arm(&fq_of(ctx)->t[t], us);
+}
+
+static void fq_trace_rto(void *ctx, bool tlp, u32 us)
+{
+	if (tlp)
+		req_pto_check(fq_of(ctx)->q, fq_of(ctx)->ep->qpn, us);
 }
 
 static void fq_timer_cancel(void *ctx, u8 t)
@@ -2396,6 +2465,7 @@ static const struct mrc_env_ops fq_env_ops = {
 	.timer_arm = fq_timer_arm,
 	.timer_cancel = fq_timer_cancel,
 	.timer_pending = fq_timer_pending,
+	.trace_rto = fq_trace_rto,
 	.count = fq_count,
 	.transition = fq_transition,
 	.post_scqe = fq_post_scqe,
@@ -2416,6 +2486,8 @@ static void fq_after(struct fq *f)
 
 	SIM_CHECK(!f->crsp || f->crsp->mr_refs == 0,
 		  "MR handles leaked by the engine (%d)", f->crsp->mr_refs);
+	if (!f->dead)
+		rto_lazy_check(f->q, &f->t[MRC_TIMER_RTO], f->ep->qpn);
 	if (!f->fail_pending || f->dead)
 		return;
 	f->fail_pending = false;
@@ -2655,6 +2727,8 @@ static void fq_tx(struct fq *f)
 			mrc_resp_rsp_abort(f->r, &f->env);
 		}
 	}
+	/* as tp_run: an ACK a READ response was to carry, delayed */
+	mrc_resp_ack_settle(f->r, &f->env);
 	if (!q->failed)
 		mrc_comp_complete(q, &f->env);
 	if (f->crsp)
@@ -2792,10 +2866,15 @@ static void fq_timer_fn(void *arg)
 		fq_after(f);
 		return;
 	}
-	if (t == &f->t[MRC_TIMER_RTO])
+	if (t == &f->t[MRC_TIMER_RTO]) {
+		if (!rto_fired(f->q, &f->env, f->ep->qpn)) {
+			rto_lazy_check(f->q, t, f->ep->qpn);
+			return;
+		}
 		f->rto_fired = true;
-	else
+	} else {
 		f->rnr_fired = true;
+	}
 	fq_tx(f);
 }
 

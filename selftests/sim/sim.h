@@ -91,6 +91,8 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(cc_at_max, "cc: window at its maximum") \
 	X(rto_fired, "timer: RTO") \
 	X(tlp_fired, "timer: tail-loss probe") \
+	X(rto_early, "timer: RTO/PTO fired early, armed again (lazy)") \
+	X(rto_stopped, "timer: RTO/PTO fired after it was stopped") \
 	X(giveup, "QP gave up (retry exceeded)") \
 	X(ecn_marked, "fabric: CE marked") \
 	X(tail_drop, "fabric: queue overflow drop") \

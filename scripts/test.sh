@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run every metaroce test, from a fresh Debian 12 machine:
 #   setup -> build -> unit (ASan/UBSan) -> sim (simulator smoke + plants)
-#   -> wire (dissector) -> provider -> fuzz (60 s smoke)
+#   -> determinism (3 seeds per mix: every simulator build replays alike) -> wire (dissector) -> provider -> fuzz (60 s smoke)
 #   -> kunit (UML) -> checkpatch -> lab (two qemu nodes)
 # `scripts/test.sh unit kunit` runs only the named layers (setup and build
 # always run first, they are incremental). Lab scenarios that carry a
@@ -19,7 +19,7 @@ cd "$ROOT"
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-ALL_LAYERS=(unit sim wire provider fuzz kunit checkpatch lab)
+ALL_LAYERS=(unit sim determinism wire provider fuzz kunit checkpatch lab)
 layers=("$@")
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 
@@ -273,6 +273,7 @@ for layer in "${layers[@]}"; do
 	case $layer in
 	unit)		run_layer unit make -C selftests/unit ;;
 	sim)		run_layer sim selftests/sim/smoke.sh ;;
+	determinism)	run_layer determinism selftests/sim/determinism.sh --seeds 3 ;;
 	wire)		run_layer wire selftests/wire/test_dissector.py ;;
 	provider)	run_layer provider providers/metaroce/tests/run-tests.sh ;;
 	kunit)		run_layer kunit scripts/kunit.sh ;;

@@ -87,7 +87,7 @@ pass=0 fail=0
 declare -A bin
 # every build first: none mixes an edit of the tree made while it runs
 for b in $builds; do
-	bin[$b]=$(build "$b") || { echo "determinism: build $b failed: 0 passed, 1 failed"; exit 1; }
+	bin[$b]=$(build "$b") || { echo "determinism: 0 passed, 1 failed (build $b failed)"; exit 1; }
 done
 for b in $builds; do
 	for r in "${runs[@]}"; do
@@ -122,5 +122,5 @@ for b in $builds; do
 		done
 	done
 done
-echo "determinism ($builds, $seeds seeds x ${#runs[@]} runs): $pass passed, $fail failed"
+echo "determinism: $pass passed, $fail failed ($builds, $seeds seeds x ${#runs[@]} runs)"
 [ "$fail" -eq 0 ]

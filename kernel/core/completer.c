@@ -62,7 +62,7 @@ u32 mrc_req_rto_us(const struct mrc_req *q)
  * would fire instead (protocol.rst "Probe timeout of a READ/atomic
  * request").
  */
-static u32 comp_tlp_us(const struct mrc_req *q)
+static u32 comp_pto_us(const struct mrc_req *q)
 {
 	bool one = mrc_sb_outstanding(&q->sb) == 1;
 	const struct mrc_txd *d;
@@ -80,6 +80,17 @@ static u32 comp_tlp_us(const struct mrc_req *q)
 	r = min_t(u32, mrc_rtt_pto_resp(&q->rsp_rtt),
 		  mrc_req_rto_interval(q));
 	return max_t(u32, t, r);
+}
+
+/*
+ * The probe never waits longer than the RTO interval, the timer that
+ * would fire instead: a path without an RTT sample has its backed-off RTO
+ * as its PTO, up to RTO_max, far above the interval's cap of a quarter of
+ * the IB local ACK timeout (protocol.rst "Timers"; sim seed 60000276).
+ */
+static u32 comp_tlp_us(const struct mrc_req *q)
+{
+	return min_t(u32, comp_pto_us(q), mrc_req_rto_interval(q));
 }
 
 /*

@@ -547,6 +547,52 @@ MRC_TEST(comp_lazy_rto_pto_shortens)
 	MRC_EXPECT_EQ(mk.now, t1 + pto);
 }
 
+/*
+ * sim seed 60000276 (--faults loss,burst,reorder,dup,corrupt,blackhole,
+ * flap,spike,rnr --scenario rc --requester engines --pair): a path whose
+ * packets were all lost has no RTT sample, and its RTO backs off with
+ * every timeout up to RTO_max. Its PTO was that backed-off RTO, and the
+ * QP's probe the largest path PTO: 500 ms, while the RTO that would fire
+ * instead is capped at a quarter of the IB local ACK timeout (16.8 ms).
+ * Every episode then began with a 500 ms wait, and a burst of 30 lost
+ * packets took 2.3 s to repair. The probe never waits longer than the
+ * RTO interval (protocol.rst "Timers").
+ */
+MRC_TEST(comp_tlp_within_rto_interval)
+{
+	struct mrc_path_cfg cfg;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 0);
+	mrc_path_cfg_default(&cfg);
+	cfg.npaths = 2;
+	mrc_paths_init(&q->paths, &cfg);
+	q->cfg.rto_floor_us = 2000;
+	mrc_rtt_sample(&q->paths.p[0].rtt, 100);
+	/* path 1: no sample, six timeouts */
+	q->paths.p[1].rtt.backoff = 6;
+	MRC_EXPECT_EQ(mrc_rtt_rto(&q->paths.p[1].rtt), MRC_RTO_MAX_US);
+	MRC_EXPECT_EQ(mrc_req_rto_interval(q), 4096U * 16384 / 1000 / 4);
+	ct_wqe(q, MRC_OP_SEND, 3000, 3, true);
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_EXPECT_EQ(q->tlp_armed, 1);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], mrc_req_rto_interval(q));
+	/* a READ tail: PTO_R is bounded by the same interval */
+	q->tlp_done = 0;
+	ct_wqe(q, MRC_OP_READ_REQ, 8, 1, true);
+	mrc_rtt_sample(&q->rsp_rtt, 400000);
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_EXPECT_EQ(q->tlp_armed, 1);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], mrc_req_rto_interval(q));
+	/* healthy paths: the plain PTO, far below the interval */
+	q->paths.p[1].rtt.backoff = 0;
+	mrc_rtt_sample(&q->paths.p[1].rtt, 100);
+	q->rsp_rtt.srtt8 = 0;
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RTO], MRC_TLP_MIN_US);
+}
+
 /* Every state of the ACK machine was reached by the cases above. */
 MRC_TEST(comp_states_covered)
 {
@@ -815,6 +861,7 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_timer_intervals),
 	  MRC_CASE(comp_lazy_rto_deadlines),
 	  MRC_CASE(comp_lazy_rto_pto_shortens),
+	  MRC_CASE(comp_tlp_within_rto_interval),
 	  MRC_CASE(comp_fatal_nak_mid_segment),
 	  MRC_CASE(comp_fatal_nak_behind_hole),
 	  MRC_CASE(comp_fatal_nak_no_success_after_flush),

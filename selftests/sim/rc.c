@@ -2240,7 +2240,9 @@ static void fq_qp_error(void *ctx, u8 event)
  * which a check made of them would only repeat: per path PTO = max(2 SRTT
  * (+ MRC_TLP_ACK_DELAY_US if one packet is outstanding), MRC_TLP_MIN_US),
  * never more than the path's RTO (its RTO before a sample); the largest
- * of the paths. When the PSN the probe would resend (the highest
+ * of the paths, never more than the RTO interval (the timer that would
+ * fire instead: a path without a sample has its backed-off RTO, up to
+ * RTO_max, as its PTO). When the PSN the probe would resend (the highest
  * outstanding, not SACKed) is a READ/atomic request and the response
  * time has a sample: PTO_R = max(PTO, min(max(2 SRTT_R, SRTT_R + 4
  * RTTVAR_R), the RTO interval)). The RTOs are the RTO rules' (elsewhere).
@@ -2266,6 +2268,7 @@ static void req_pto_check(const struct mrc_req *q, u32 qpn, u32 us)
 	}
 	if (!pto)
 		pto = MRC_RTO_INIT_US;
+	pto = min_t(u32, pto, mrc_req_rto_interval(q));
 	for (psn = q->sb.nxt; psn != q->sb.una; psn--) {
 		st = mrc_sb_state_of(&q->sb, psn - 1);
 		if (st != MRC_SB_INFLIGHT && st != MRC_SB_LOST)

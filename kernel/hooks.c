@@ -226,8 +226,10 @@ static u32 tp_hdr_overhead(const struct metaroce_av *av)
 	       METAROCE_HDR_OVERHEAD;
 }
 
+/* qp->av in place: modify_qp is its only writer and holds modify_mutex. */
 static u32 tp_seg_size(struct metaroce_qp *qp)
 {
+	lockdep_assert_held(&qp->modify_mutex);
 	return mrc_seg_size(qp->mtu, qp->ibqp.qp_type == IB_QPT_RC &&
 			    qp->path_mtu >= READ_ONCE(qp->mdev->active_mtu),
 			    READ_ONCE(qp->mdev->ndev->mtu),

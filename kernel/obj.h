@@ -31,6 +31,7 @@
 #include <linux/refcount.h>
 #include <linux/completion.h>
 #include <linux/mutex.h>
+#include <linux/seqlock.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <rdma/ib_verbs.h>
@@ -355,6 +356,8 @@ struct metaroce_qp {
 	struct mutex modify_mutex;
 	/* Guards state and the attributes below against modify_qp. */
 	spinlock_t state_lock;
+	/* Around every write of av (under state_lock): metaroce_qp_av_read() */
+	seqcount_spinlock_t av_seq;
 	enum ib_qp_state state;
 	bool sq_draining;		/* SQD requested */
 
@@ -371,7 +374,16 @@ struct metaroce_qp {
 	u16 pkey_index;
 	u8 port_num;
 	bool sq_sig_all;
-	struct metaroce_av av;		/* RC: the peer */
+	/*
+	 * RC/UC: the peer. Written only by modify_qp (metaroce_qp_apply:
+	 * under modify_mutex and state_lock, inside av_seq), while the data
+	 * path runs without state_lock: receive (the peer check, under the
+	 * transport lock) and transmit (the txq owner, under no lock) take a
+	 * whole copy with metaroce_qp_av_read(). Only the modify path,
+	 * serialised with the writer by modify_mutex, reads it in place.
+	 * design.rst "Execution model".
+	 */
+	struct metaroce_av av;
 	struct rdma_ah_attr ah_attr;	/* as given, for query_qp */
 
 	/* Queues. */
@@ -408,6 +420,27 @@ static inline struct metaroce_mr *to_mmr(struct ib_mr *m)
 static inline struct metaroce_ah *to_mah(struct ib_ah *a)
 {
 	return container_of(a, struct metaroce_ah, ibah);
+}
+
+/*
+ * A whole copy of @qp's address vector into @av, never half of an old and
+ * half of a new one: modify_qp may replace it at any time (INIT -> RTR,
+ * SQD -> SQD). Any context, no lock needed; retries while a write is in
+ * progress (the writer holds state_lock with interrupts off, so it is
+ * never preempted by a reader on its own CPU). Returns the sequence of
+ * the copy, which changes with every AV applied (the route cache's
+ * generation, xmit.c).
+ */
+static inline unsigned int metaroce_qp_av_read(struct metaroce_qp *qp,
+					       struct metaroce_av *av)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqcount_begin(&qp->av_seq);
+		*av = qp->av;
+	} while (read_seqcount_retry(&qp->av_seq, seq));
+	return seq;
 }
 
 /*

@@ -178,6 +178,7 @@ int metaroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init_completion(&qp->done);
 	mutex_init(&qp->modify_mutex);
 	spin_lock_init(&qp->state_lock);
+	seqcount_spinlock_init(&qp->av_seq, &qp->state_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -368,7 +369,10 @@ static void metaroce_qp_apply(struct metaroce_qp *qp, struct ib_qp_attr *attr,
 		qp->mtu = min(ib_mtu_enum_to_int(attr->path_mtu), active);
 	}
 	if (mask & IB_QP_AV) {
+		/* read by the data path without state_lock (obj.h) */
+		write_seqcount_begin(&qp->av_seq);
 		qp->av = *av;
+		write_seqcount_end(&qp->av_seq);
 		qp->ah_attr = attr->ah_attr;
 		/* Only the index is kept: no reference is held. */
 		qp->ah_attr.grh.sgid_attr = NULL;

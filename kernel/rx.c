@@ -113,27 +113,30 @@ static bool tp_loopback_ok(const struct sk_buff *skb)
 
 /*
  * Does @skb come from the peer of connected @qp, to the QP's own address?
- * The address vector is set before the responder starts (RTR), and read
- * under the QP lock after it. A QP without one (RESET, INIT) has no peer yet: what
- * comes for it is dropped as not ready.
+ * The address vector is set at RTR and may be replaced at SQD -> SQD while
+ * the responder runs: modify_qp writes it under the QP's state lock, not
+ * the transport lock held here, so the check is made against a whole copy
+ * (metaroce_qp_av_read()), the old AV or the new one, never a mix. A QP
+ * without one (RESET, INIT) has no peer yet: what comes for it is dropped
+ * as not ready.
  */
-static bool tp_from_peer(const struct metaroce_qp *qp,
-			 const struct sk_buff *skb)
+static bool tp_from_peer(struct metaroce_qp *qp, const struct sk_buff *skb)
 {
-	const struct metaroce_av *av = &qp->av;
+	struct metaroce_av av;
 
-	if (!av->family)
+	metaroce_qp_av_read(qp, &av);
+	if (!av.family)
 		return true;
 	switch (skb->protocol) {
 	case htons(ETH_P_IP):
-		return av->family == AF_INET &&
-		       ip_hdr(skb)->saddr == av->daddr.v4.s_addr &&
-		       ip_hdr(skb)->daddr == av->saddr.v4.s_addr;
+		return av.family == AF_INET &&
+		       ip_hdr(skb)->saddr == av.daddr.v4.s_addr &&
+		       ip_hdr(skb)->daddr == av.saddr.v4.s_addr;
 #if IS_ENABLED(CONFIG_IPV6)
 	case htons(ETH_P_IPV6):
-		return av->family == AF_INET6 &&
-		       ipv6_addr_equal(&ipv6_hdr(skb)->saddr, &av->daddr.v6) &&
-		       ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &av->saddr.v6);
+		return av.family == AF_INET6 &&
+		       ipv6_addr_equal(&ipv6_hdr(skb)->saddr, &av.daddr.v6) &&
+		       ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &av.saddr.v6);
 #endif
 	}
 	return false;

@@ -97,8 +97,8 @@ static inline void metaroce_tp_stat_inc(struct metaroce_dev *mdev,
 }
 
 /*
- * A path's cached route (xmit.c): the IPv4 route of qp->av from one UDP
- * source port, so a packet needs no route lookup. Txq owner only.
+ * A path's cached route (xmit.c): the IPv4 route of the QP's AV from one
+ * UDP source port, so a packet needs no route lookup. Txq owner only.
  */
 struct metaroce_tp_dst {
 	struct dst_entry *dst;		/* referenced, or NULL */
@@ -123,6 +123,7 @@ struct metaroce_tp {
 	bool tx_busy;			/* under txq.lock */
 	u8 dst_next;			/* next dst slot to replace */
 	struct metaroce_tp_dst dst[MRC_MAX_PATHS];	/* txq owner only */
+	unsigned int dst_gen;		/* qp->av_seq of their AV; ditto */
 	struct work_struct work;	/* requester / completer work */
 	struct hrtimer rto_timer;	/* RTO and tail-loss probe */
 	struct hrtimer ack_timer;	/* delayed ACK */

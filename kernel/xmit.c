@@ -56,7 +56,9 @@ struct sk_buff *metaroce_tp_alloc_skb(u32 len)
  * namespace in the cache (dst_dev_put() moved it to blackhole_netdev);
  * IPv6 routes point at their namespace's dst_ops. Only the txq owner
  * (metaroce_tp_xmit_queue()) sends, so the slots need no lock. UD (an AH
- * per packet) is not cached.
+ * per packet) is not cached. Each packet is routed and keyed with one
+ * whole copy of the QP's AV, and a new AV (modify_qp, a new av_seq)
+ * drops every route of the old one before its first packet.
  */
 static struct metaroce_tp_dst *tp_dst_find(struct metaroce_tp *tp,
 					   const struct metaroce_av *av,
@@ -114,20 +116,26 @@ static void tp_dst_set(struct metaroce_tp *tp, const struct metaroce_av *av,
 	memcpy(&c->daddr, &av->daddr, sizeof(c->daddr));
 }
 
+/* Drop every cached route (the txq owner, or nobody sending). */
+static void tp_dst_drop(struct metaroce_tp *tp)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(tp->dst); i++) {
+		if (tp->dst[i].dst)
+			dst_release(tp->dst[i].dst);
+		tp->dst[i].dst = NULL;
+	}
+}
+
 /* Drop every cached route of @qp, unless a sender is using them now. */
 static void tp_dst_flush(struct metaroce_qp *qp)
 {
 	struct metaroce_tp *tp = &qp->tp;
-	int i;
 
 	spin_lock_bh(&tp->txq.lock);
-	if (!tp->tx_busy) {
-		for (i = 0; i < ARRAY_SIZE(tp->dst); i++) {
-			if (tp->dst[i].dst)
-				dst_release(tp->dst[i].dst);
-			tp->dst[i].dst = NULL;
-		}
-	}
+	if (!tp->tx_busy)
+		tp_dst_drop(tp);
 	spin_unlock_bh(&tp->txq.lock);
 }
 
@@ -212,20 +220,34 @@ static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 /*
  * Send one built packet of @qp (consumes @skb). The namespace's socket is
  * used under RCU: net.c unpublishes it and waits before releasing it.
+ * The txq owner only (metaroce_tp_xmit_queue()).
  */
 void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 {
 	struct metaroce_dev *mdev = qp->mdev;
 	struct metaroce_tp_cb *cb = tp_cb(skb);
 	struct metaroce_ah *ah = cb->ah;
-	const struct metaroce_av *av = ah ? &ah->av : &qp->av;
 	struct metaroce_tp *tp = &qp->tp;
-	u8 tos = av->tos & ~INET_ECN_MASK;
+	const struct metaroce_av *av;
+	struct metaroce_av qav;
+	unsigned int gen = 0;
 	struct sock *sk;
 	u16 sport = cb->sport;
 	u32 len = skb->len;
 	int err = -EAFNOSUPPORT;
+	u8 tos;
 
+	/*
+	 * An AH's AV never changes; the QP's may (modify_qp, under no lock
+	 * held here): one whole copy for the whole packet, route included.
+	 */
+	if (ah) {
+		av = &ah->av;
+	} else {
+		gen = metaroce_qp_av_read(qp, &qav);
+		av = &qav;
+	}
+	tos = av->tos & ~INET_ECN_MASK;
 	if (cb->ect)
 		tos |= INET_ECN_ECT_0;
 	/*
@@ -245,6 +267,10 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 	sk = metaroce_udp_sk(mdev->udp, av->family);
 	if (ah || !READ_ONCE(tp_dst_cache))
 		tp = NULL;
+	if (tp && unlikely(tp->dst_gen != gen)) {
+		tp_dst_drop(tp);	/* routes of an older AV */
+		tp->dst_gen = gen;
+	}
 	if (sk && av->family == AF_INET) {
 		err = tp_xmit4(mdev, sk, av, skb, sport, tos, tp);
 #if IS_ENABLED(CONFIG_IPV6)

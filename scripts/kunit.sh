@@ -8,7 +8,10 @@
 # Makefile from selftests/kunit/, plus copies of the sources refreshed on
 # every run), so edits in the repository are picked up on every rerun.
 # Failure messages name drivers/metaroce_kunit/{core,tests}/FILE: that is
-# kernel/core/FILE and selftests/core/FILE here.
+# kernel/core/FILE and selftests/core/FILE here. That tree is shared by
+# every worktree: a run holds .cache/.linux-source-kunit.lock from syncing
+# its sources until kunit.py exits, and a second run (any worktree) waits
+# for it, saying so (selftests/kunit/lock-test.sh checks this).
 #
 # Usage: scripts/kunit.sh [kunit.py run options] [suite filter glob]
 #   e.g. scripts/kunit.sh 'metaroce_core_seq*'     scripts/kunit.sh --raw_output
@@ -60,13 +63,32 @@ compgen -G "$CORE_DIR/*.c" >/dev/null || die "no core sources in $CORE_DIR"
 compgen -G "$TEST_DIR/*_kunit.c" >/dev/null ||
 	die "no *_kunit.c suite file in $TEST_DIR"
 
-# One run at a time: the glue directory and the build dir are shared.
+# One run at a time per build directory (fd 9), and one run at a time over
+# the kernel source (fd 8): $LSRC is shared by every worktree (.cache is a
+# symlink to the main one), and its glue directory holds the sources of
+# whichever run synced last, so a second run syncing its own sources while
+# the first builds would have the first build the second's. The source
+# lock is held from the sync until kunit.py has exited (the build reads
+# the glue) and names its holder. Always in this order (build dir, then
+# source), so two runs cannot wait for each other. Not
+# /tmp/metaroce-kunit.lock: callers may hold that one around this script.
 mkdir -p "$BUILD_DIR"
 exec 9>"$BUILD_DIR/.metaroce-kunit.lock"
 if ! flock -n 9; then
 	log "another kunit.sh run holds $BUILD_DIR; waiting"
 	flock 9
 fi
+SRC_LOCK=$CACHE/.linux-source-kunit.lock
+exec 8<>"$SRC_LOCK" || die "cannot open $SRC_LOCK"
+if ! flock -n 8; then
+	waited=$(date +%s)
+	log "another kunit.sh run is using the shared kernel source $LSRC" \
+		"($(head -c 300 "$SRC_LOCK" 2>/dev/null || echo unknown)); waiting"
+	flock 8
+	log "shared kernel source free after $(($(date +%s) - waited)) s"
+fi
+printf 'pid %d from %s since %s\n' $$ "$ROOT" "$(date -u +%H:%M:%SZ)" \
+	>"$SRC_LOCK"
 
 # --- glue into the throwaway kernel tree (idempotent) ---------------------
 mkdir -p "$GLUE"
@@ -118,6 +140,7 @@ start=$(date +%s)
 	grep --line-buffered -v -E "$NOISE" | tee "$LOG"
 rc=${PIPESTATUS[0]}
 log "kunit.py exited $rc after $(($(date +%s) - start)) s"
+exec 8>&-	# the shared source is free for the next run
 
 # --- summary from the parsed results ----------------------------------------
 counts=""

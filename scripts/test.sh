@@ -276,7 +276,8 @@ for layer in "${layers[@]}"; do
 	determinism)	run_layer determinism selftests/sim/determinism.sh --seeds 3 ;;
 	wire)		run_layer wire selftests/wire/test_dissector.py ;;
 	provider)	run_layer provider providers/metaroce/tests/run-tests.sh ;;
-	kunit)		run_layer kunit scripts/kunit.sh ;;
+	kunit)		run_layer kunit-lock selftests/kunit/lock-test.sh
+			run_layer kunit scripts/kunit.sh ;;
 	checkpatch)	run_layer checkpatch scripts/checkpatch.sh ;;
 	fuzz)		run_layer fuzz scripts/fuzz.sh 60 ;;
 	lab)		run_layer lab lab_layer short ;;

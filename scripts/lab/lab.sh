@@ -87,6 +87,14 @@ case $LAB_KVER in
 *-debug) LAB_DEBUG_EXPECT=${LAB_DEBUG_EXPECT:-1} ;;
 *) LAB_DEBUG_EXPECT=${LAB_DEBUG_EXPECT:-0} ;;
 esac
+# LAB_SCALE: the factor by which a scenario's time limits grow on the
+# debug kernel (4; 1 on the stock kernel, whose limits never loosen). Each
+# scenario takes it through its own variable (TD_SCALE, CQ_SCALE,
+# PEER_SCALE, ORDER_SCALE), which overrides it for that scenario alone.
+case $LAB_KVER in
+*-debug) LAB_SCALE=${LAB_SCALE:-4} ;;
+*) LAB_SCALE=${LAB_SCALE:-1} ;;
+esac
 LAB_DEBUG_PROBE='r=${MRC_PROBE_ROOT:-}
 if [ -n "$r" ]; then d=$(cat "$r/dmesg"); else d=$(dmesg); fi
 m=

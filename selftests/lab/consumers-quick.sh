@@ -32,10 +32,7 @@
 # shellcheck source=selftests/tools/rscopy.bash
 . "$LAB_ROOT/selftests/tools/rscopy.bash"
 
-case $LAB_KVER in
-*-debug) CQ_SCALE=${CQ_SCALE:-4} ;;
-*) CQ_SCALE=${CQ_SCALE:-1} ;;
-esac
+CQ_SCALE=${CQ_SCALE:-$LAB_SCALE}
 RS_TIMEOUT=${RS_TIMEOUT:-$((120 * CQ_SCALE))}
 RS_LISTEN=${RS_LISTEN:-$((30 * CQ_SCALE))}
 rs_build || { echo "0 passed, 1 failed"; exit 1; }

@@ -33,11 +33,8 @@ ITERS=${ORDER_ITERS:-1000}
 # Each side's time limit (900 s: a condition's 1000 iterations of every
 # test took up to 700 s on the debug kernel and 260 s on the stock one)
 # scales on the debug kernel, whose KASAN/lockdep build is several times
-# slower under TCG (stop 26: 798 s by recv-order, the limit hit in 'fatal').
-case $LAB_KVER in
-*-debug) ORDER_SCALE=${ORDER_SCALE:-4} ;;
-*) ORDER_SCALE=${ORDER_SCALE:-1} ;;
-esac
+# slower under TCG (LAB_SCALE, lab.sh).
+ORDER_SCALE=${ORDER_SCALE:-$LAB_SCALE}
 ORDER_LIMIT=$((900 * ORDER_SCALE))
 IFS=';' read -r -a CONDS <<<"${ORDER_CONDS:-delay 2ms reorder 25%;delay 1ms reorder 10% loss 1% duplicate 1%}"
 BIN=$LAB_ROOT/build/verbs/mrc_order_test

@@ -47,10 +47,7 @@
 # kernel, where one run of mrc_forge.py (python under KASAN + TCG) took
 # 129-153 s (stop 23: four spoofs and both ACK-anchor runs hit the 120 s
 # limit, and the whole run outlasted 1800 s).
-case $LAB_KVER in
-*-debug) PEER_SCALE=${PEER_SCALE:-4} ;;
-*) PEER_SCALE=${PEER_SCALE:-1} ;;
-esac
+PEER_SCALE=${PEER_SCALE:-$LAB_SCALE}
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SRV=192.0.2.2

@@ -49,10 +49,7 @@
 # shellcheck source=selftests/lab/lib/nvme.sh
 . "$(dirname "$0")/lib/nvme.sh"
 
-case $LAB_KVER in
-*-debug) TD_SCALE=${TD_SCALE:-4} ;;
-*) TD_SCALE=${TD_SCALE:-1} ;;
-esac
+TD_SCALE=${TD_SCALE:-$LAB_SCALE}
 CYCLES=${TEARDOWN_CYCLES:-1}
 CASES=${TEARDOWN_CASES:-delete updown netns rmmod kill nvdelete}
 TD_STEP=${TD_STEP:-$((30 * TD_SCALE))}

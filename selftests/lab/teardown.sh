@@ -419,11 +419,12 @@ nv_start() {
 # reads minus the disk stats' read ios); any other verify report fails.
 nv_fio_clean() {
 	local f=${1:-$LAB_RUN/fio-$CYCLE-$CASE.txt} bad issued disk
+	local pat='verify failed|verify: bad|bad magic|bad header|verify type mismatch'
 	[ -f "$f" ] || { echo "no $f"; return 1; }
 	grep -E 'fio rc=|error|terminat' "$f"
-	bad=$(grep -Eci 'verify failed|verify: bad|bad magic|bad header|verify type mismatch' "$f")
+	bad=$(grep -Eci "$pat" "$f")
 	[ "$bad" -eq 0 ] && return 0
-	grep -Ei 'verify failed|verify: bad|bad magic|bad header|verify type mismatch' "$f"
+	grep -Ei "$pat" "$f"
 	issued=$(sed -n 's/.*issued rwts: total=\([0-9]*\),.*/\1/p' "$f" | head -1)
 	disk=$(sed -n '/^Disk stats/,$s/^ *nvme[0-9a-z]*: ios=\([0-9]*\)\/.*/\1/p' "$f" | head -1)
 	echo "$bad verify reports; reads issued ${issued:-?}, reads the disk saw ${disk:-?}"

@@ -2,7 +2,9 @@
 # Run every metaroce test, from a fresh Debian 12 machine:
 #   setup -> build -> unit (ASan/UBSan) -> sim (simulator smoke + plants)
 #   -> determinism (3 seeds per mix: every simulator build replays alike) -> wire (dissector) -> provider -> fuzz (60 s smoke)
-#   -> kunit (UML) -> checkpatch -> lab (two qemu nodes)
+#   -> kunit (UML) -> checkpatch -> debug-checker (the debug layer's report
+#   checker and guest probe, on fake logs: seconds, no debug kernel)
+#   -> lab (two qemu nodes)
 # `scripts/test.sh unit kunit` runs only the named layers (setup and build
 # always run first, they are incremental). Lab scenarios that carry a
 # "# lab: long" line (measurements under impairments, hostile traffic:
@@ -19,7 +21,7 @@ cd "$ROOT"
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-ALL_LAYERS=(unit sim determinism wire provider fuzz kunit checkpatch lab)
+ALL_LAYERS=(unit sim determinism wire provider fuzz kunit checkpatch debug-checker lab)
 layers=("$@")
 [ ${#layers[@]} -gt 0 ] || layers=("${ALL_LAYERS[@]}")
 
@@ -131,8 +133,9 @@ kernel_layer() {
 # overrides the list (names under selftests/lab/, e.g. "foundation
 # datapath verbs failslab"; DP_QUICK=1 in the environment shortens
 # datapath).
-# debug_checker: the debug layer's own check that a kernel report fails a
-# run: lab.sh's checker (lab_dmesg_bad) must flag a kmemleak report (as
+# debug_checker KVER: the debug layer's own check that a kernel report fails a
+# run (also a layer of its own, debug-checker, in the default set: it needs
+# no debug kernel, only its name): lab.sh's checker (lab_dmesg_bad) must flag a kmemleak report (as
 # the debug kernel printed it in a lab run with a deliberately leaking
 # module), a lockdep report and a scan that could not run, and pass a
 # clean log; the debug kernel's guest command must print
@@ -284,6 +287,7 @@ for layer in "${layers[@]}"; do
 	lab-long)	run_layer lab-long lab_layer long ;;
 	kernel612)	run_layer kernel612 kernel_layer 6.12 ;;
 	debug)		run_layer debug debug_layer ;;
+	debug-checker)	run_layer debug-checker debug_checker 6.1.192-debug ;;
 	*)		echo "unknown layer: $layer"; exit 2 ;;
 	esac
 done

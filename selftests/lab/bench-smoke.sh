@@ -33,18 +33,31 @@ check() {	# DESCRIPTION CMD...
 }
 
 # has_number DIR CONTENDER TEST: a clean run of TEST with rc 0 and a
-# positive value in DIR/runs.csv
+# positive value in DIR/runs.csv. One exception: perftest's CPU-clock
+# calibration sometimes fails on a starved vCPU ("Correlation coefficient
+# r^2 < 0.9", about 1 run in 300: selftests/lab/stall.sh); it then prints
+# 0.00 with rc 0 and bench.sh records the run as void. That is the
+# benchmark doing its job, not a missing number: such a run passes, says
+# so, and is counted in $VOIDS; more than one void run fails the smoke.
+VOIDS=$(mktemp)
+trap 'rm -f "$VOIDS"' EXIT
 has_number() {
 	awk -F, -v who="$2" -v test="$3" '
 	NR > 1 && $1 == "clean" && $2 == who && $3 == test {
 		seen = 1
 		if ($9 == "0" && $5 ~ /^[0-9.]+$/ && $5 + 0 > 0) ok = 1
+		else if ($9 == "0" && $5 == "" && $10 ~ /^void: perftest clock calibration/) void = 1
 		else print "run: " $0
 	}
 	END {
 		if (!seen) print "no clean " who " " test " row"
+		if (!ok && void) {
+			print "void run (perftest calibration), not a transport result"
+			print who " " test >>voids
+			exit 0
+		}
 		exit !ok
-	}' "$1/runs.csv"
+	}' voids="$VOIDS" "$1/runs.csv"
 }
 
 png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
@@ -75,6 +88,9 @@ check "rxe: ib_write_bw number" has_number "$dir" rxe write_bw
 check "tcp: iperf3 number" has_number "$dir" tcp tcp_stream
 check "metaroce: ib_write_lat 2 B number" has_number "$dir" metaroce write_lat_2
 check "rxe: ib_write_lat 2 B number" has_number "$dir" rxe write_lat_2
+voided=$(paste -sd, "$VOIDS")
+check "at most one run void by perftest's calibration (${voided:-none})" \
+	test "$(wc -l <"$VOIDS")" -le 1
 check "CPU cost recorded for the write_bw runs" eval \
 	"awk -F, 'NR > 1 && \$3 == \"write_bw\" && \$7 ~ /^[0-9.]+\$/ {n++} END {exit n < 2}' '$dir/runs.csv'"
 check "summary.md has the goodput row for clean" \

@@ -15,7 +15,8 @@
 # Usage: scripts/bench.sh [--quick] [--conditions LIST] [--reps N]
 #                         [--duration S] [--contenders LIST] [--tests LIST]
 #                         [--mtu N] [--out DIR] [--publish]
-#        scripts/bench.sh --report DIR [--publish]   (re-make the outputs)
+#        scripts/bench.sh --report DIR[,DIR...] [--publish]   (re-make the
+#                         outputs; several sittings publish as one page)
 #
 # Every raw run goes to build/bench/<timestamp>/runs.csv; summary.md and the
 # PNG plots are made from it by scripts/bench/report.py. A run that fails or
@@ -63,8 +64,11 @@ Options:
                      4096, metaroce segments to the IP MTU, TCP's MSS grows)
   --out DIR          output directory (default build/bench/<timestamp>)
   --publish          also write the table into Documentation/benchmarks.md
-  --report DIR       only re-make summary.md/plots (and --publish) from
-                     DIR/runs.csv, no lab
+  --report DIR[,DIR...]
+                     only re-make summary.md/plots (and --publish) from
+                     DIR/runs.csv, no lab; several sittings (say every test
+                     clean, write_bw under every condition, --mtu 9000)
+                     publish as one page under one targets table
 EOF
 }
 
@@ -87,13 +91,14 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-report() {	# DIR: summary.md + plots (+ Documentation/benchmarks.md)
-	python3 "$BENCH_ROOT/scripts/bench/report.py" "$1" \
+report() {	# DIR...: summary.md + plots (+ Documentation/benchmarks.md)
+	python3 "$BENCH_ROOT/scripts/bench/report.py" "$@" \
 		${publish:+--publish "$BENCH_ROOT/Documentation/benchmarks.md"}
 }
 
 if [ -n "$report_only" ]; then
-	report "$report_only"
+	IFS=, read -ra report_dirs <<<"$report_only"
+	report "${report_dirs[@]}"
 	exit $?
 fi
 

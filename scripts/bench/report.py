@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn a scripts/bench.sh run directory into summary.md and PNG plots.
 
-    report.py DIR [--publish Documentation/benchmarks.md]
+    report.py DIR [DIR...] [--publish Documentation/benchmarks.md]
 
 Reads DIR/runs.csv (every raw run) and DIR/meta.txt. Writes DIR/summary.md,
 DIR/goodput_vs_loss.png, DIR/conditions.png (and DIR/sweep.png when the
 size sweep ran), plus the gnuplot inputs (DIR/plot/). With --publish, the
 part of the given Markdown file between the "bench:begin" and "bench:end"
 markers is replaced by the summary (with ASCII versions of the plots).
+Several DIRs (sittings of one session: e.g. every test on the clean link,
+write_bw under every condition, an MTU 9000 run) each get their summary;
+published, they follow one targets table that takes each target from the
+first sitting that measured both of its operands.
 
 Statistics: per condition x contender x test, the median and min-max of the
 successful runs; failed runs (empty value) are counted, never averaged in.
@@ -202,7 +206,8 @@ def sweep_sizes(t):
     return sorted(sizes)
 
 
-def targets(t):
+def target_checks(t):
+    """[(name, ratio or None, threshold, lower_is_better)] of T's medians."""
     def r(a, b):
         return a / b if a is not None and b else None
 
@@ -236,15 +241,51 @@ def targets(t):
                        1.5, False))
     checks.append(("8 QPs (-q 8) >= 1 QP", r(m("clean", test="write_bw_q8"),
                                               m("clean")), 1.0, False))
-    lines = []
-    for name, val, thr, le in checks:
-        if val is None:
-            lines.append([name, "no data", "-"])
-        else:
-            ok = val <= thr if le else val >= thr
-            lines.append([name, "%.2fx" % val, "met" if ok else "not met"])
+    return checks
+
+
+def verdict(val, thr, le):
+    if val is None:
+        return ["no data", "-"]
+    ok = val <= thr if le else val >= thr
+    return ["%.2fx" % val, "met" if ok else "not met"]
+
+
+def targets(t):
     return table(["target (reported, not asserted)", "measured",
-                  "status"], lines)
+                  "status"], [[name] + verdict(val, thr, le)
+                              for name, val, thr, le in target_checks(t)])
+
+
+def combined_targets(sittings):
+    """Targets over several sittings (SITTINGS: [(name, t, meta)]): each
+    target from the first sitting that measured both of its operands (a
+    ratio never divides numbers of two sittings), plus MTU 9000 against
+    MTU 1500, which needs two sittings by nature (the MTU is one per
+    run) and says so."""
+    per = [(n, {c[0]: c for c in target_checks(t)})
+           for n, t, meta in sittings if meta.get("mtu", "1500") == "1500"]
+    lines = []
+    for name, _, _, _ in target_checks({}):
+        for n, checks in per:
+            _, val, thr, le = checks[name]
+            if val is not None:
+                lines.append([name] + verdict(val, thr, le) + [n])
+                break
+        else:
+            lines.append([name, "no data", "-", "-"])
+    jumbo = [(n, med(t, "clean", "metaroce", "write_bw"))
+             for n, t, meta in sittings if meta.get("mtu") == "9000"]
+    std = [(n, med(t, "clean", "metaroce", "write_bw"))
+           for n, t, meta in sittings if meta.get("mtu", "1500") == "1500"]
+    jumbo = [(n, v) for n, v in jumbo if v is not None]
+    std = [(n, v) for n, v in std if v is not None]
+    if jumbo and std:
+        lines.append(["MTU 9000 write_bw >= 1.3x MTU 1500"] +
+                     verdict(jumbo[0][1] / std[0][1], 1.3, False) +
+                     ["%s / %s (two sittings)" % (jumbo[0][0], std[0][0])])
+    return table(["target (reported, not asserted)", "measured", "status",
+                  "sitting"], lines)
 
 
 def gnuplot(script, cwd, name):
@@ -508,15 +549,7 @@ def publish(path, body, d, ascii_out, made=()):
         f.write(new)
 
 
-def main():
-    args = sys.argv[1:]
-    if not args or args[0].startswith("-"):
-        print(__doc__)
-        return 2
-    d = os.path.abspath(args[0])
-    pub = None
-    if "--publish" in args:
-        pub = args[args.index("--publish") + 1]
+def report_one(d):
     rows, meta = load(d)
     ascii_out = {}
     body, t, conds = summary(d, rows, meta, ascii_out)
@@ -531,9 +564,56 @@ def main():
         sum(1 for r in rows if r.get("value", "") == "")))
     for m in made:
         print("# bench: plot %s" % os.path.join(d, m))
-    if pub:
+    return body, t, meta, ascii_out, made
+
+
+def without_targets(body):
+    """BODY without its "## Targets" section (the combined table has them)."""
+    out, skip = [], False
+    for line in body:
+        if line.startswith("## "):
+            skip = line == "## Targets"
+        if not skip:
+            out.append(line)
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    pub = None
+    if "--publish" in args:
+        i = args.index("--publish")
+        pub = args[i + 1]
+        del args[i:i + 2]
+    dirs = [os.path.abspath(a) for a in args if not a.startswith("-")]
+    if not dirs or len(dirs) != len(args):
+        print(__doc__)
+        return 2
+    reps = [(d,) + report_one(d) for d in dirs]
+    if not pub:
+        return 0
+    if len(reps) == 1:
+        d, body, _, _, ascii_out, made = reps[0]
         publish(pub, body, d, ascii_out, made)
-        print("# bench: published into %s" % pub)
+    else:
+        names = [os.path.basename(d) for d in dirs]
+        body = ["# metaroce benchmark: sittings %s" % ", ".join(names), "",
+                "Several sittings of one session, each below with its own "
+                "command line; every ratio divides medians of one sitting "
+                "(the sitting column says which), except MTU 9000 against "
+                "MTU 1500, which takes one number from each of two.", "",
+                "## Targets", ""]
+        body += combined_targets([(os.path.basename(d), t, meta)
+                                  for d, _, t, meta, _, _ in reps])
+        for d, b, _, _, _, _ in reps:
+            body += [""] + ["#" + l if l.startswith("#") else l
+                            for l in without_targets(b)]
+        # the plots (and their text copy) of the sitting with the most
+        # conditions (the loss plot of a clean-only sitting is one point)
+        pd, _, _, _, ascii_out, made = max(
+            reps, key=lambda r: len({k[0] for k in r[2]}))
+        publish(pub, body, pd, ascii_out, made)
+    print("# bench: published into %s" % pub)
     return 0
 
 

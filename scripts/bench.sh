@@ -192,7 +192,10 @@ declare -A GID=()	# GID["contender node"] = index of the IPv4 GID
 declare -A DEV=([metaroce]=mrc0 [rxe]=rxe0)
 declare -A USABLE=()	# contender -> 1 if its device came up on both nodes
 
-next_port() { PORT_SEQ=$((PORT_SEQ + 1)); echo $((20000 + PORT_SEQ % 20000)); }
+# next_port: a fresh TCP port per run in $PORT (not $(next_port): a
+# subshell's increment is lost, and every run used 20001, so a server a
+# timed-out run left behind failed every later run, "Couldn't connect")
+next_port() { PORT_SEQ=$((PORT_SEQ + 1)); PORT=$((20000 + PORT_SEQ % 20000)); }
 
 # /proc/stat busy jiffies: user+nice+system+irq+softirq of the "cpu" line.
 # Printed by the guest wrapper as "@cpu0 N" / "@cpu1 N".
@@ -296,7 +299,8 @@ run_rdma() {
 	*_lat_*) prog=ib_${test%%_*}_lat size=${test##*_} mode="-n $lat_iters" ;;
 	esac
 	[ "$size" = all ] || mode="$mode -s $size"
-	port=$(next_port)
+	next_port
+	port=$PORT
 	RUN_SEQ=$((RUN_SEQ + 1))
 	log=$(printf '%s/raw/%04d-%s-%s-%s-%d' "$OUT" "$RUN_SEQ" "$cond" "$who" "$test" "$rep")
 	CUR_LOG=$log.note
@@ -386,7 +390,8 @@ run_rdma() {
 # run_tcp COND REP: iperf3 single stream n1 -> n2
 run_tcp() {
 	local cond=$1 rep=$2 port t log rc rcs j1 j2 cpu value bytes note=''
-	port=$(next_port)
+	next_port
+	port=$PORT
 	RUN_SEQ=$((RUN_SEQ + 1))
 	log=$(printf '%s/raw/%04d-%s-tcp-iperf3-%d' "$OUT" "$RUN_SEQ" "$cond" "$rep")
 	CUR_LOG=$log.note

@@ -193,8 +193,8 @@ declare -A DEV=([metaroce]=mrc0 [rxe]=rxe0)
 declare -A USABLE=()	# contender -> 1 if its device came up on both nodes
 
 # next_port: a fresh TCP port per run in $PORT (not $(next_port): a
-# subshell's increment is lost, and every run used 20001, so a server a
-# timed-out run left behind failed every later run, "Couldn't connect")
+# subshell's increment is lost; every run used 20001, so a server that a
+# timed-out run left behind could make every later run fail)
 next_port() { PORT_SEQ=$((PORT_SEQ + 1)); PORT=$((20000 + PORT_SEQ % 20000)); }
 
 # /proc/stat busy jiffies: user+nice+system+irq+softirq of the "cpu" line.

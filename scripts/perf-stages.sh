@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# perf-stages.sh: per-packet cost breakdown of ib_write_bw 64 KiB by stage
+# perf-stages.sh: per-packet cost breakdown of ib_write_bw (or -t ib_read_bw,
+# ib_send_bw) 64 KiB by stage
 # (build, integrity, IP/UDP output, driver, receive, placement, ACK, ...)
 # for metaroce (mrc0) and rxe (rxe0) side by side, in one lab sitting.
 #
-#   scripts/perf-stages.sh [-D SECS] [-F HZ] [VARIANT...]  (default mrc0 rxe0)
+#   scripts/perf-stages.sh [-D SECS] [-F HZ] [-t TEST] [VARIANT...]  (default mrc0 rxe0)
 #   scripts/perf-stages.sh --classify RUNDIR               (again, no lab)
 #
 # A VARIANT is a device (mrc0, rxe0) or NAME=SHELL as in scripts/ab.sh:
@@ -28,6 +29,7 @@
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DUR=10
 HZ=250
+TEST=ib_write_bw
 classify_only=
 
 classify() {
@@ -112,8 +114,13 @@ for key in meta.get('runs', '').split():
     rows[key] = cnt
     tops[key] = sorted(unk.items(), key=lambda x: -x[1])[:12]
 
+# the node that sends the data: the READ responder (n2) for ib_read_bw
+test = meta.get('test', 'ib_write_bw')
+src = 'n2' if test == 'ib_read_bw' else 'n1'
+other = 'n1' if src == 'n2' else 'n2'
+
 def pkts(dev):
-    return int(meta.get(dev + '.n1_tx_pkts', '0') or 0)
+    return int(meta.get(dev + '.' + src + '_tx_pkts', '0') or 0)
 
 lines = []
 lines.append('| stage | ' + ' | '.join(
@@ -135,13 +142,14 @@ for k, v in rows.items():
     cells.append('%d samples, busy %.1f us' % (tot[k], busy / HZ / p * 1e6 if p else 0))
 lines.append('| total | %s |' % ' | '.join(cells))
 res = []
-res.append('Samples per stage (%% of all samples of that node) and guest CPU per data '
-           'packet (samples / %d Hz / data packets sent by n1).\n' % HZ)
+res.append('%s 64 KiB. Samples per stage (%% of all samples of that node) and guest CPU '
+           'per data packet (samples / %d Hz / data packets sent by %s).\n' % (test, HZ, src))
 res.append('\n'.join(lines) + '\n')
 for dev in sorted(set(k.split('-')[0] for k in rows)):
-    res.append('- %s: %s MiB/s; n1 eth0 tx %s packets (data), n2 eth0 tx %s packets (ACKs/responses)'
-               % (dev, meta.get(dev + '.bw', '?'), meta.get(dev + '.n1_tx_pkts', '?'),
-                  meta.get(dev + '.n2_tx_pkts', '?')))
+    res.append('- %s: %s MiB/s; %s eth0 tx %s packets (data), %s eth0 tx %s packets (%s)'
+               % (dev, meta.get(dev + '.bw', '?'), src, meta.get(dev + '.' + src + '_tx_pkts', '?'),
+                  other, meta.get(dev + '.' + other + '_tx_pkts', '?'),
+                  'READ requests, ACKs' if src == 'n2' else 'ACKs/responses'))
 res.append('\nUnclassified leaves (kernel_other/transport_other), top 12 per node:\n')
 for k, t in tops.items():
     res.append('- %s: %s' % (k, ', '.join('%s %d' % x for x in t)))
@@ -156,6 +164,7 @@ while [ $# -gt 0 ]; do
 	--classify) classify_only=$2; shift 2 ;;
 	-D) DUR=$2; shift 2 ;;
 	-F) HZ=$2; shift 2 ;;
+	-t) TEST=$2; shift 2 ;;
 	-h|--help) sed -n '3,22p' "$0"; exit 0 ;;
 	*) break ;;
 	esac
@@ -165,6 +174,10 @@ if [ -n "$classify_only" ]; then
 	classify "$classify_only" "$HZ"
 	exit
 fi
+case $TEST in
+ib_write_bw|ib_send_bw|ib_read_bw) ;;
+*) echo "perf-stages: -t takes ib_write_bw, ib_send_bw or ib_read_bw" >&2; exit 2 ;;
+esac
 DEVS=("$@")
 [ ${#DEVS[@]} -gt 0 ] || DEVS=(mrc0 rxe0)
 
@@ -217,6 +230,7 @@ n2 'echo 0 >/proc/sys/kernel/kptr_restrict; echo -1 >/proc/sys/kernel/perf_event
 {
 	echo "hz=$HZ"
 	echo "dur=$DUR"
+	echo "test=$TEST"
 	echo "runs=$(for d in "${DEVS[@]}"; do printf '%s-n1 %s-n2 ' "${d%%=*}" "${d%%=*}"; done)"
 } >"$OUT/meta.txt"
 
@@ -229,12 +243,12 @@ for spec in "${DEVS[@]}"; do
 		n1 "${spec#*=}" || lab_fatal "variant $name failed on n1"
 		n2 "${spec#*=}" || lab_fatal "variant $name failed on n2"
 	fi
-	lab_bg n2 srv ib_write_bw -d "$dev" -x 1 -F -s 65536 -D "$DUR"
+	lab_bg n2 srv "$TEST" -d "$dev" -x 1 -F -s 65536 -D "$DUR"
 	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || lab_fatal "no server"
 	a1=$(txp n1) a2=$(txp n2)
 	lab_bg n2 perf-n2 "perf record -q -e cpu-clock -a -g -F $HZ -o /tmp/perf-$dev.data -- sleep $((DUR + 4)) 2>&1 | tail -2"
 	sleep 1
-	out=$(n1 "perf record -q -e cpu-clock -a -g -F $HZ -o /tmp/perf-$dev.data -- ib_write_bw -d $dev -x 1 -F -s 65536 -D $DUR 192.0.2.2")
+	out=$(n1 "perf record -q -e cpu-clock -a -g -F $HZ -o /tmp/perf-$dev.data -- $TEST -d $dev -x 1 -F -s 65536 -D $DUR 192.0.2.2")
 	lab_wait perf-n2 >/dev/null
 	lab_wait srv >/dev/null
 	b1=$(txp n1) b2=$(txp n2)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# sched-trace.sh: who runs on each guest's one vCPU while perftest moves
+# sched-trace.sh: who runs on each guest's vCPU(s) while perftest moves
 # data, and how long network receive waits for it. For metaroce (mrc0)
 # and rxe (rxe0) side by side, in one lab sitting.
 #
@@ -21,6 +21,7 @@
 #   - how long ksoftirqd waited from its wakeup to running, and from being
 #     preempted while still runnable (work pending) to running again (p50,
 #     p99, max, and the total): the receive delay the deferral cost.
+# With LAB_SMP > 1 the shares are of all the node's vCPUs' time.
 # (benchmarks.md: this is how transmission was moved out of the ACK's
 # softirq in full-0830; here it is a committed tool.)
 #
@@ -37,7 +38,7 @@ import gzip, os, re, sys
 
 out = sys.argv[1]
 meta = dict(l.rstrip('\n').split('=', 1) for l in open(os.path.join(out, 'meta.txt')) if '=' in l)
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (\w+): (.*)$')
+LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)$')
 SWITCH = re.compile(r'prev_comm=(.+?) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(.+?) next_pid=(\d+)')
 WAKE = re.compile(r'comm=(.+?) pid=(\d+)')
 VEC = re.compile(r'vec=(\d+) \[action=(\w+)\]')
@@ -63,75 +64,74 @@ def pct(v, q):
 
 
 def one(path):
-    task = {}		# group -> seconds on the CPU (softirq time inside excluded)
+    """Shares are of all the CPUs' time (span x CPUs seen); state per CPU."""
+    task = {}		# group -> seconds on a CPU (softirq time inside excluded)
     sirq = {}		# (action, group it ran inside) -> seconds
     nsirq = {}
     waits = []		# ksoftirqd wakeup -> running, seconds
     preempt = []	# ksoftirqd preempted while runnable -> running again
-    cur, since, first, last = None, None, None, None
-    in_sirq = None	# (action, group, start)
-    woke = None
-    out_r = None	# when ksoftirqd was switched out still runnable
+    cur, since, in_sirq = {}, {}, {}	# per CPU: group, since when; (action, group, start)
+    woke, out_r = {}, {}	# per ksoftirqd: woken at; switched out still runnable at
+    first, last = None, None
     lost = 0
     for line in gzip.open(path, 'rt', errors='replace'):
         m = LINE.match(line)
         if not m:
             lost += 'LOST' in line
             continue
-        comm, ts, ev, rest = m.group(1), float(m.group(3)), m.group(4), m.group(5)
+        comm, cpu, ts, ev, rest = m.group(1), m.group(3), float(m.group(4)), m.group(5), m.group(6)
         if first is None:
             first = ts
         last = ts
-        if cur is None:
-            cur, since = group(comm), ts
+        if cpu not in cur:
+            cur[cpu], since[cpu] = group(comm), ts
         if ev == 'sched_switch':
             s = SWITCH.search(rest)
             if not s:
                 continue
-            task[cur] = task.get(cur, 0.0) + ts - since
-            cur, since = group(s.group(4)), ts
+            task[cur[cpu]] = task.get(cur[cpu], 0.0) + ts - since[cpu]
+            cur[cpu], since[cpu] = group(s.group(4)), ts
             if s.group(1).startswith('ksoftirqd') and s.group(3).startswith('R'):
-                out_r = ts
-            if s.group(4).startswith('ksoftirqd'):
-                if woke is not None:
-                    waits.append(ts - woke)
-                    woke = None
-                if out_r is not None:
-                    preempt.append(ts - out_r)
-                    out_r = None
+                out_r[s.group(1)] = ts
+            k = s.group(4)
+            if k.startswith('ksoftirqd'):
+                if k in woke:
+                    waits.append(ts - woke.pop(k))
+                if k in out_r:
+                    preempt.append(ts - out_r.pop(k))
         elif ev == 'sched_wakeup':
             w = WAKE.search(rest)
-            if w and w.group(1).startswith('ksoftirqd') and woke is None:
-                woke = ts
+            if w and w.group(1).startswith('ksoftirqd') and w.group(1) not in woke:
+                woke[w.group(1)] = ts
         elif ev == 'softirq_entry':
             v = VEC.search(rest)
             if v:
-                in_sirq = (v.group(2), group(comm), ts)
-        elif ev == 'softirq_exit' and in_sirq:
-            a, g, t0 = in_sirq
+                in_sirq[cpu] = (v.group(2), group(comm), ts)
+        elif ev == 'softirq_exit' and cpu in in_sirq:
+            a, g, t0 = in_sirq.pop(cpu)
             sirq[(a, g)] = sirq.get((a, g), 0.0) + ts - t0
             nsirq[(a, g)] = nsirq.get((a, g), 0) + 1
             task[g] = task.get(g, 0.0) - (ts - t0)
-            in_sirq = None
-    if cur is not None:
-        task[cur] = task.get(cur, 0.0) + last - since
-    return (last - first if first is not None else 0.0), task, sirq, nsirq, waits, preempt, lost
-
+    for c in cur:
+        task[cur[c]] = task.get(cur[c], 0.0) + last - since[c]
+    span = (last - first) * max(len(cur), 1) if first is not None else 0.0
+    return span, task, sirq, nsirq, waits, preempt, lost, len(cur)
 
 res = ['%s 64 KiB, ftrace window of %s s per node (sched_switch, sched_wakeup, '
-       'softirq_entry/exit; one vCPU per guest).\n' % (meta.get('test', '?'), meta.get('win', '?'))]
+       'softirq_entry/exit).\n' % (meta.get('test', '?'), meta.get('win', '?'))]
 for run in meta.get('runs', '').split():
     name, node = run.rsplit('-', 1)
     path = os.path.join(out, run + '.trace.gz')
     if not os.path.exists(path):
         res.append('- %s: no trace\n' % run)
         continue
-    span, task, sirq, nsirq, waits, preempt, lost = one(path)
+    span, task, sirq, nsirq, waits, preempt, lost, ncpu = one(path)
     if span <= 0:
         res.append('- %s: empty trace\n' % run)
         continue
-    res.append('### %s on %s: %s MiB/s (traced run), window %.2f s%s\n' %
-               (name, node, meta.get(name + '.bw', '?'), span,
+    res.append('### %s on %s: %s MiB/s (traced run), window %.2f s%s%s\n' %
+               (name, node, meta.get(name + '.bw', '?'), span / ncpu,
+                ' x %d CPUs (shares of all their time)' % ncpu if ncpu > 1 else '',
                 ' (ftrace lost events %d times: shares are not exact)' % lost if lost else ''))
     res.append('| on the CPU | share |')
     res.append('|---|---|')

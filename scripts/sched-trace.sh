@@ -163,7 +163,7 @@ while [ $# -gt 0 ]; do
 	-D) DUR=$2; shift 2 ;;
 	-W) WIN=$2; shift 2 ;;
 	-t) TEST=$2; shift 2 ;;
-	-h|--help) sed -n '3,25p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,28p' "$0"; exit 0 ;;
 	*) break ;;
 	esac
 done

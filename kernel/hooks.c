@@ -120,6 +120,7 @@ int metaroce_tp_qp_init(struct metaroce_qp *qp)
 
 	spin_lock_init(&tp->lock);
 	skb_queue_head_init(&tp->txq);
+	skb_queue_head_init(&tp->rxq);
 	INIT_WORK(&tp->work, metaroce_tp_work);
 	metaroce_tp_timers_init(tp);
 	tp->events = 0;

@@ -149,7 +149,88 @@ static void tp_peer_drop(struct metaroce_dev *mdev, struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
+static bool tp_rx_defer = true;
+module_param_named(rx_defer, tp_rx_defer, bool, 0644);
+MODULE_PARM_DESC(rx_defer,
+		 "process a QP's READ responses in its worker while it receives many (default on)");
+
+/* READ responses a QP's worker may have waiting; beyond, inline. */
+#define TP_RXQ_MAX	1024
+
+/*
+ * Hand a READ response to the QP's worker instead of processing it in
+ * the receive softirq: a requester that receives a stream of responses
+ * spends enough per packet (ICRC, placement, ACKs) to push all softirq
+ * processing into ksoftirqd, an ordinary thread that the application
+ * busy-polling its CQ on the same CPU takes turns with, so the responses
+ * wait for milliseconds (benchmarks.md, "Who runs when"); the worker is
+ * high-priority. Only while READs/atomics are pipelined (two or more
+ * awaiting responses) or responses are already queued: the response to
+ * a lone READ (a latency test, one large READ) is processed at once, as
+ * a wakeup would only add to its latency. The worker runs the same
+ * checks (tp_rx()), but the loopback one, made here while skb->dev is
+ * still known to be alive. Order among a QP's queued responses is kept;
+ * against its other packets it need not be (the transport takes any order).
+ */
+static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
+			    const struct mrc_pkt *p)
+{
+	struct metaroce_qp *qp;
+	struct metaroce_tp *tp;
+	bool queued = false;
+
+	if (!READ_ONCE(tp_rx_defer) || p->opcode != MRC_OP_READ_RESP ||
+	    !tp_loopback_ok(skb))
+		return false;
+	qp = metaroce_qp_get(mdev, p->dst_qpn);
+	if (!qp)
+		return false;
+	tp = &qp->tp;
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		/* under the lock: destroy sets dead, then purges rxq */
+		spin_lock_bh(&tp->lock);
+		if (!tp->dead && tp->s && skb_queue_len(&tp->rxq) < TP_RXQ_MAX &&
+		    (tp->s->req.rd_atomic_out >= 2 ||
+		     !skb_queue_empty(&tp->rxq))) {
+			skb_queue_tail(&tp->rxq, skb);
+			queued = true;
+		}
+		spin_unlock_bh(&tp->lock);
+	}
+	if (queued)
+		metaroce_tp_schedule(qp);
+	metaroce_qp_put(qp);
+	return queued;
+}
+
+static void tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb, bool worker);
+
+/* The QP's worker: the READ responses tp_rx_defer_try() queued. */
+void metaroce_tp_rx_drain(struct metaroce_qp *qp)
+{
+	struct sk_buff *skb;
+	int budget = 256;
+
+	while (budget-- && (skb = skb_dequeue(&qp->tp.rxq))) {
+		local_bh_disable();
+		tp_rx(qp->mdev, skb, true);
+		local_bh_enable();
+	}
+	if (!skb_queue_empty_lockless(&qp->tp.rxq))
+		metaroce_tp_schedule(qp);
+}
+
+void metaroce_tp_rxq_purge(struct metaroce_qp *qp)
+{
+	skb_queue_purge(&qp->tp.rxq);
+}
+
 void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
+{
+	tp_rx(mdev, skb, false);
+}
+
+static void tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb, bool worker)
 {
 	struct metaroce_qp *qp;
 	struct metaroce_tp *tp;
@@ -159,8 +240,10 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	u32 hl;
 	int err;
 
-	metaroce_tp_stat_inc(mdev, TP_STAT_RX_PACKETS);
-	metaroce_tp_stat_add(mdev, TP_STAT_RX_BYTES, skb->len);
+	if (!worker) {
+		metaroce_tp_stat_inc(mdev, TP_STAT_RX_PACKETS);
+		metaroce_tp_stat_add(mdev, TP_STAT_RX_BYTES, skb->len);
+	}
 	/*
 	 * Only the headers need to be linear: the ICRC is computed over the
 	 * fragments and payload is copied out of them (skb_copy_bits), so
@@ -170,6 +253,8 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 	err = pskb_may_pull(skb, hl) ? 0 : -MRC_E_TRUNC;
 	if (!err)
 		err = mrc_hdr_parse(skb->data, hl, skb->len, &p);
+	if (!err && !worker && tp_rx_defer_try(mdev, skb, &p))
+		return;
 	if (!err && !tp_icrc_ok(skb))
 		err = -MRC_E_ICRC;
 	if (err) {
@@ -181,7 +266,7 @@ void metaroce_tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb)
 		kfree_skb(skb);
 		return;
 	}
-	if (!tp_loopback_ok(skb)) {
+	if (!worker && !tp_loopback_ok(skb)) {
 		tp_peer_drop(mdev, skb);
 		return;
 	}

@@ -121,6 +121,12 @@ struct metaroce_tp {
 	 */
 	struct sk_buff_head txq;
 	bool tx_busy;			/* under txq.lock */
+	/*
+	 * READ responses received while the QP is busy receiving them,
+	 * processed by the worker (rx.c tp_rx_defer): ICRC check, placement
+	 * and the ACKs, at the worker's priority instead of ksoftirqd's.
+	 */
+	struct sk_buff_head rxq;
 	u8 dst_next;			/* next dst slot to replace */
 	struct metaroce_tp_dst dst[MRC_MAX_PATHS];	/* txq owner only */
 	unsigned int dst_gen;		/* qp->av_seq of their AV; ditto */
@@ -293,6 +299,8 @@ void metaroce_tp_schedule(struct metaroce_qp *qp);
 bool metaroce_tp_tx_inline(struct metaroce_qp *qp);
 void metaroce_tp_run_inline(struct metaroce_qp *qp, bool inline_ok);
 void metaroce_tp_work(struct work_struct *work);
+void metaroce_tp_rx_drain(struct metaroce_qp *qp);
+void metaroce_tp_rxq_purge(struct metaroce_qp *qp);
 void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q);
 
 /* timers.c */

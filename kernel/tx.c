@@ -241,7 +241,10 @@ again:
 
 void metaroce_tp_work(struct work_struct *work)
 {
-	tp_run(container_of(work, struct metaroce_qp, tp.work), false);
+	struct metaroce_qp *qp = container_of(work, struct metaroce_qp, tp.work);
+
+	metaroce_tp_rx_drain(qp);
+	tp_run(qp, false);
 }
 
 /*

@@ -325,6 +325,7 @@ void metaroce_tp_txq_purge(struct metaroce_qp *qp)
 			metaroce_ah_put(tp_cb(skb)->ah);
 		kfree_skb(skb);
 	}
+	metaroce_tp_rxq_purge(qp);
 	tp_dst_flush(qp);
 }
 

@@ -73,7 +73,7 @@
 struct metaroce_udp;
 
 /* Room for the transport's counters (enum metaroce_tp_stat). */
-#define METAROCE_TP_NSTATS		32
+#define METAROCE_TP_NSTATS		40
 
 struct metaroce_dev {
 	struct ib_device ibdev;

@@ -58,6 +58,7 @@ const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX] = {
 	[TP_STAT_PEER_DROPS].name = "peer_drops",
 	[TP_STAT_UC_MSG_DROPS].name = "uc_msg_drops",
 	[TP_STAT_TX_TOO_BIG].name = "tx_too_big",
+	[TP_STAT_RX_DEFERRED].name = "rx_deferred",
 };
 
 /* Longest header: BTH + ACKH + 16 path records (208 bytes). */
@@ -197,8 +198,10 @@ static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
 		}
 		spin_unlock_bh(&tp->lock);
 	}
-	if (queued)
+	if (queued) {
+		metaroce_tp_stat_inc(mdev, TP_STAT_RX_DEFERRED);
 		metaroce_tp_schedule(qp);
+	}
 	metaroce_qp_put(qp);
 	return queued;
 }

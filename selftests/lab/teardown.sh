@@ -16,8 +16,8 @@
 #   |   mrcv1 <-> mrcv0           |
 #   +-----------------------------+
 #
-# Cases, each under bidirectional ib_write_bw and an mrc_verbs_test run
-# (every opcode) between the nodes:
+# Cases, each under bidirectional ib_write_bw, ib_read_bw (n1 reads n2)
+# and an mrc_verbs_test run (every opcode) between the nodes:
 #   delete  rdma link delete mrc0 on n1
 #   updown  ip link set eth0 down, 2 s, up on n1
 #   netns   ip netns del of a namespace holding mrcv1 (and its veth), while
@@ -58,7 +58,8 @@ TD_SELF=${TD_SELF:-$((5 * TD_SCALE))}
 TD_KILL=${TD_KILL:-$((10 * TD_SCALE))}
 DUR=120			# ib_write_bw -D: longer than any case
 PT="-F --report_gbits -s 65536 -b -D $DUR"
-PROCS="ib_write_bw mrc_verbs_test fio"
+RPT="-F --report_gbits -s 65536 -D $DUR -p 18521"
+PROCS="ib_write_bw ib_read_bw mrc_verbs_test fio"
 VBIN=$(lab_verbs_bin) || lab_fatal "cannot build mrc_verbs_test.c"
 LAB_DMESG_BAD="$LAB_DMESG_BAD|to become free|hung_task|blocked for more than|soft lockup"
 
@@ -122,17 +123,37 @@ flowing() {
 	lab_run "$1" /tmp/lab/flowing.sh "$2" $((20 * TD_SCALE))
 }
 
-# traffic_nodes: ib_write_bw -b and mrc_verbs_test, servers n2, clients n1
+# traffic_nodes: ib_write_bw -b, ib_read_bw (n1 the requester: its READs
+# pipelined, so their responses queue for its QP's worker, kernel/rx.c, when
+# n1 tears down) and mrc_verbs_test, servers n2, clients n1
 traffic_nodes() {
 	# shellcheck disable=SC2086
 	LAB_CMD_TIMEOUT=300 lab_bg n2 bw_s ib_write_bw -d mrc0 -x 1 $PT
+	# shellcheck disable=SC2086
+	LAB_CMD_TIMEOUT=300 lab_bg n2 rd_s ib_read_bw -d mrc0 -x 1 $RPT
 	LAB_CMD_TIMEOUT=300 lab_bg n2 vt_s "$VBIN" -d mrc0 -g 1 -t 10
-	lab_wait_for n2 'ss -ltn | grep -q :18515 && ss -ltn | grep -q :18517' $((30 * TD_SCALE)) ||
+	lab_wait_for n2 'ss -ltn | grep -q :18515 && ss -ltn | grep -q :18517 &&
+		ss -ltn | grep -q :18521' $((30 * TD_SCALE)) ||
 		return 1
 	# shellcheck disable=SC2086
 	LAB_CMD_TIMEOUT=300 lab_bg n1 bw_c ib_write_bw -d mrc0 -x 1 $PT 192.0.2.2
+	# shellcheck disable=SC2086
+	LAB_CMD_TIMEOUT=300 lab_bg n1 rd_c ib_read_bw -d mrc0 -x 1 $RPT 192.0.2.2
 	LAB_CMD_TIMEOUT=300 lab_bg n1 vt_c "$VBIN" -d mrc0 -g 1 -t 10 192.0.2.2
-	flowing n1 mrc0 && flowing n2 mrc0
+	flowing n1 mrc0 && flowing n2 mrc0 && deferring n1
+}
+
+# deferring NODE: READ responses reach NODE's QP worker (rx_deferred rises
+# within 20 s x TD_SCALE): what the teardown then has queued to purge
+deferring() {
+	lab_run "$1" "c() { rdma statistic show link mrc0/1 | tr ' ' '\n' | grep -A1 -x rx_deferred | tail -1; }
+a=\$(c) end=\$((SECONDS + $((20 * TD_SCALE))))
+while [ \$SECONDS -lt \$end ]; do
+	sleep 0.3
+	b=\$(c)
+	[ \$((b - a)) -gt 0 ] && { echo \"rx_deferred +\$((b - a))\"; exit 0; }
+done
+echo \"rx_deferred did not rise (\$a)\"; exit 1"
 }
 
 # procs_end NODE WHY: the traffic processes on NODE end by themselves
@@ -211,7 +232,7 @@ case_delete() {
 		n1 "$T 'rdma link delete' $TD_STEP rdma link delete mrc0"
 	check "[$CYCLE] delete: n1 processes end" procs_end n1 "link deleted"
 	check "[$CYCLE] delete: n2 processes end" procs_end n2 "peer link deleted"
-	collect bw_s vt_s bw_c vt_c
+	collect bw_s rd_s vt_s bw_c rd_c vt_c
 	check "[$CYCLE] delete: mrc0 re-added on n1" readd_n1
 }
 
@@ -227,7 +248,7 @@ case_updown() {
 		n1 "kill -9 \$(pidof $PROCS) 2>/dev/null; true"
 	check "[$CYCLE] updown: n1 processes end" procs_end n1 "eth0 down/up, killed"
 	check "[$CYCLE] updown: n2 processes end" procs_end n2 "peer eth0 down/up"
-	collect bw_s vt_s bw_c vt_c
+	collect bw_s rd_s vt_s bw_c rd_c vt_c
 	check "[$CYCLE] updown: mrc0 ACTIVE on n1" lab_wait_for n1 \
 		'grep -qw ACTIVE /sys/class/infiniband/mrc0/ports/1/state' $((10 * TD_SCALE))
 }
@@ -268,7 +289,7 @@ case_rmmod() {
 		n1 "$T 'link delete + rmmod' $TD_STEP sh -c 'rdma link delete mrc0 && until rmmod metaroce; do sleep 0.5; done'"
 	check "[$CYCLE] rmmod: n1 processes end" procs_end n1 "module removed"
 	check "[$CYCLE] rmmod: n2 processes end" procs_end n2 "peer module removed"
-	collect bw_s vt_s bw_c vt_c
+	collect bw_s rd_s vt_s bw_c rd_c vt_c
 	check "[$CYCLE] rmmod: metaroce loaded again, mrc0 on n1" readd_n1
 }
 
@@ -278,7 +299,7 @@ case_kill() {
 		n1 "kill -9 \$(pidof $PROCS)"
 	check "[$CYCLE] kill: n1 processes gone" procs_end n1 "killed"
 	check "[$CYCLE] kill: n2 processes end" procs_end n2 "peer killed"
-	collect bw_s vt_s bw_c vt_c
+	collect bw_s rd_s vt_s bw_c rd_c vt_c
 }
 
 # ---- NVMe-oF: a kernel ULP under the same teardowns ----

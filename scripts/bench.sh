@@ -426,6 +426,20 @@ PY
 		"${value:-FAILED}" "$rc" "${cpu:-?}" "${note:+ ($note)}"
 }
 
+# link_stalled: print the first "NETDEV WATCHDOG" line of either guest's
+# console and succeed if there is one: qemu's emulated link stopped taking
+# frames from that guest for good (benchmarks.md, "The emulated link can
+# stall"), so every later run would fail
+link_stalled() {
+	local n l
+	for n in n1 n2; do
+		l=$(grep -a -m1 'NETDEV WATCHDOG' "$LAB_RUN/$n.console" 2>/dev/null) || continue
+		echo "$n: ${l//$'\r'/}"
+		return 0
+	done
+	return 1
+}
+
 # run_contender COND CONTENDER REP: every selected test of CONTENDER
 run_contender() {
 	local cond=$1 who=$2 rep=$3 test
@@ -475,6 +489,7 @@ if [[ ,$conditions, == *,blackhole,* ]]; then
 		 iptables -w -D OUTPUT -p udp --dport 19791 --sport 1 -j DROP'
 fi
 
+stall=
 for cond in "${COND_LIST[@]}"; do
 	args=$(netem_args "$cond")
 	echo "# condition $cond: ${args:-no netem}${args:+ (netem on n1 and n2 eth0)}"
@@ -489,11 +504,18 @@ for cond in "${COND_LIST[@]}"; do
 	for rep in $(seq "$reps"); do
 		for who in "${CONT_LIST[@]}"; do
 			run_contender "$cond" "$who" "$rep"
+			stall=$(link_stalled) || continue
+			echo "# bench: STOPPED: the emulated link stalled during $cond $who rep $rep:" \
+				"$stall (benchmarks.md, 'The emulated link can stall'); every later run" \
+				"would fail, so the sitting ends here and reports the runs it has"
+			echo "link_stall=$cond $who rep $rep: $stall" >>"$OUT/meta.txt"
+			break 3
 		done
 	done
 done
 lab_netem_clear n1 n2 >/dev/null 2>&1
 
+[ -z "$stall" ] || check "the emulated link did not stall (n1/n2 console: NETDEV WATCHDOG)" false
 lab_summary
 echo "# bench: raw runs in ${CSV#"$BENCH_ROOT"/}"
 report "$OUT"

@@ -15,5 +15,6 @@
 # (every part boots its own lab and checks the kernel log at its end).
 export TEARDOWN_CYCLES=${TEARDOWN_CYCLES:-20}
 export TEARDOWN_CASES=${TEARDOWN_CASES:-delete updown netns rmmod kill nvdelete nvupdown nvrmmod nvkill nvtarget}
+export TEARDOWN_READ_CASES=${TEARDOWN_READ_CASES:-delete updown rmmod kill}
 export LAB_NAME=${LAB_NAME:-teardown-long}
 exec bash "$(dirname "$0")/teardown.sh" "$@"

@@ -15,6 +15,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/inetdevice.h>
+#include <linux/sched/stat.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 
@@ -150,49 +151,77 @@ static void tp_peer_drop(struct metaroce_dev *mdev, struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
-static bool tp_rx_defer = true;
-module_param_named(rx_defer, tp_rx_defer, bool, 0644);
+static int tp_rx_defer = 2;
+module_param_named(rx_defer, tp_rx_defer, int, 0644);
 MODULE_PARM_DESC(rx_defer,
-		 "process a QP's READ responses in its worker while it receives many (default on)");
+		 "hand received data to the QP's worker: 0 never, 1 READ responses while READs are pipelined, 2 also SEND/WRITE_IMM data the receive softirq meets in a thread that another task contends with (default 2)");
 
-/* READ responses a QP's worker may have waiting; beyond, inline. */
+/* Packets a QP's worker may have waiting; beyond, inline. */
 #define TP_RXQ_MAX	1024
 
 /*
- * Hand a READ response to the QP's worker instead of processing it in
- * the receive softirq: a requester that receives a stream of responses
- * spends enough per packet (ICRC, placement, ACKs) to push all softirq
- * processing into ksoftirqd, an ordinary thread that the application
- * busy-polling its CQ on the same CPU takes turns with, so the responses
- * wait for milliseconds (benchmarks.md, "Who runs when"); the worker is
- * high-priority. Only while READs/atomics are pipelined (two or more
- * awaiting responses) or responses are already queued: the response to
- * a lone READ (a latency test, one large READ) is processed at once, as
- * a wakeup would only add to its latency. The worker runs the same
- * checks (tp_rx()), but the loopback one, made here while skb->dev is
- * still known to be alive. Order among a QP's queued responses is kept;
- * against its other packets it need not be (the transport takes any order).
+ * Is the receive softirq running in a thread of ordinary priority --
+ * ksoftirqd, or a threaded NAPI poller -- rather than on an interrupt's
+ * exit or a bottom-half enable, and does another task want its CPU (an
+ * application busy-polling its CQ)? Then the two take turns, and the
+ * data waits. Alone on its CPU, the thread is as good as the worker.
+ */
+static bool tp_rx_contended(void)
+{
+	return in_serving_softirq() && (current->flags & PF_KTHREAD) &&
+	       !is_idle_task(current) && !(current->flags & PF_WQ_WORKER) &&
+	       !single_task_running();
+}
+
+/*
+ * Hand a data packet to the QP's worker instead of processing it in the
+ * receive softirq. A receiver of a stream of data (READ responses at a
+ * requester, SENDs and WRITEs at a responder) spends enough per packet
+ * (ICRC, placement, ACKs) to push all softirq processing into
+ * ksoftirqd, an ordinary thread that an application busy-polling its CQ
+ * on the same CPU takes turns with, so the data waits for milliseconds
+ * (benchmarks.md, "Who runs when"); the worker is high-priority. Mode 1
+ * (rx_defer=1): READ responses while READs/atomics are pipelined (two or
+ * more awaiting responses); the response to a lone READ (a latency test,
+ * one large READ) is processed at once, as a wakeup would only add to
+ * its latency. Mode 2 (the default) also: any packet of a message the
+ * local application waits for by polling its CQ (SEND*, WRITE_IMM: a
+ * receive completion; READ_RESP: the READ's) that the softirq meets in
+ * a thread while another task is runnable on its CPU, i.e. once receive
+ * has been pushed out of interrupt context and competes with the
+ * application. Plain WRITE data stays inline: nobody polls for it, and
+ * handing it over cost ib_write_bw ~10% in A/B sittings. In both modes,
+ * once a QP has packets queued its later packets of those kinds queue
+ * behind them (at most TP_RXQ_MAX). The worker runs the same checks (tp_rx()), but the
+ * loopback one, made here while skb->dev is still known to be alive.
+ * Order among a QP's queued packets is kept; against its other packets
+ * (ACKs, requests) it need not be: the transport takes any order.
  */
 static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
 			    const struct mrc_pkt *p)
 {
+	int mode = READ_ONCE(tp_rx_defer);
+	bool queued = false, thread;
 	struct metaroce_qp *qp;
 	struct metaroce_tp *tp;
-	bool queued = false;
 
-	if (!READ_ONCE(tp_rx_defer) || p->opcode != MRC_OP_READ_RESP ||
+	if (mode <= 0 ||
+	    (p->opcode != MRC_OP_READ_RESP &&
+	     (mode == 1 || !mrc_op_notifies(p->opcode))) ||
 	    !tp_loopback_ok(skb))
 		return false;
+	thread = mode >= 2 && tp_rx_contended();
 	qp = metaroce_qp_get(mdev, p->dst_qpn);
 	if (!qp)
 		return false;
 	tp = &qp->tp;
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
+	if (qp->ibqp.qp_type == IB_QPT_RC && !(p->flags & MRC_F_UC)) {
 		/* under the lock: destroy sets dead, then purges rxq */
 		spin_lock_bh(&tp->lock);
 		if (!tp->dead && tp->s && skb_queue_len(&tp->rxq) < TP_RXQ_MAX &&
-		    (tp->s->req.rd_atomic_out >= 2 ||
-		     !skb_queue_empty(&tp->rxq))) {
+		    (thread || !skb_queue_empty(&tp->rxq) ||
+		     (p->opcode == MRC_OP_READ_RESP &&
+		      tp->s->req.rd_atomic_out >= 2))) {
 			skb_queue_tail(&tp->rxq, skb);
 			queued = true;
 		}
@@ -208,7 +237,7 @@ static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
 
 static void tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb, bool worker);
 
-/* The QP's worker: the READ responses tp_rx_defer_try() queued. */
+/* The QP's worker: the packets tp_rx_defer_try() queued. */
 void metaroce_tp_rx_drain(struct metaroce_qp *qp)
 {
 	struct sk_buff *skb;

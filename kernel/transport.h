@@ -78,7 +78,7 @@ enum metaroce_tp_stat {
 	TP_STAT_PEER_DROPS,	/* not from the QP's peer / spoofed loopback */
 	TP_STAT_UC_MSG_DROPS,	/* UC messages lost or refused by a responder */
 	TP_STAT_TX_TOO_BIG,	/* sent larger than the netdev MTU (seg_size) */
-	TP_STAT_RX_DEFERRED,	/* READ responses queued for the QP's worker */
+	TP_STAT_RX_DEFERRED,	/* packets queued for the QP's worker (rx_defer) */
 	TP_STAT_MAX
 };
 

@@ -176,7 +176,7 @@ static bool tp_rx_contended(void)
 /*
  * Hand a data packet to the QP's worker instead of processing it in the
  * receive softirq. A receiver of a stream of data (READ responses at a
- * requester, SENDs and WRITEs at a responder) spends enough per packet
+ * requester, SENDs at a responder) spends enough per packet
  * (ICRC, placement, ACKs) to push all softirq processing into
  * ksoftirqd, an ordinary thread that an application busy-polling its CQ
  * on the same CPU takes turns with, so the data waits for milliseconds
@@ -192,8 +192,9 @@ static bool tp_rx_contended(void)
  * application. Plain WRITE data stays inline: nobody polls for it, and
  * handing it over cost ib_write_bw ~10% in A/B sittings. In both modes,
  * once a QP has packets queued its later packets of those kinds queue
- * behind them (at most TP_RXQ_MAX). The worker runs the same checks (tp_rx()), but the
- * loopback one, made here while skb->dev is still known to be alive.
+ * behind them (at most TP_RXQ_MAX). The worker runs the same checks
+ * (tp_rx()), but the loopback one, made here while skb->dev is still
+ * known to be alive.
  * Order among a QP's queued packets is kept; against its other packets
  * (ACKs, requests) it need not be: the transport takes any order.
  */
@@ -201,7 +202,7 @@ static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
 			    const struct mrc_pkt *p)
 {
 	int mode = READ_ONCE(tp_rx_defer);
-	bool queued = false, thread;
+	bool queued = false, contended;
 	struct metaroce_qp *qp;
 	struct metaroce_tp *tp;
 
@@ -210,7 +211,7 @@ static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
 	     (mode == 1 || !mrc_op_notifies(p->opcode))) ||
 	    !tp_loopback_ok(skb))
 		return false;
-	thread = mode >= 2 && tp_rx_contended();
+	contended = mode >= 2 && tp_rx_contended();
 	qp = metaroce_qp_get(mdev, p->dst_qpn);
 	if (!qp)
 		return false;
@@ -219,7 +220,7 @@ static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
 		/* under the lock: destroy sets dead, then purges rxq */
 		spin_lock_bh(&tp->lock);
 		if (!tp->dead && tp->s && skb_queue_len(&tp->rxq) < TP_RXQ_MAX &&
-		    (thread || !skb_queue_empty(&tp->rxq) ||
+		    (contended || !skb_queue_empty(&tp->rxq) ||
 		     (p->opcode == MRC_OP_READ_RESP &&
 		      tp->s->req.rd_atomic_out >= 2))) {
 			skb_queue_tail(&tp->rxq, skb);

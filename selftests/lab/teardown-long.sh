@@ -6,8 +6,10 @@
 #
 # Whole, this is about 7 h of lab on the stock kernel, longer than one
 # sitting (measured: one cycle of delete, updown, netns, rmmod and kill took
-# 7.9 min; one of nvupdown, nvkill and nvtarget 7.7 min, mostly nvme's
-# reconnect and controller-loss waits), and 3-4x that on the debug kernel.
+# 7.9 min before the base cases also ran pipelined ib_read_bw -- about
+# 30 s more per case since; one of nvupdown, nvkill and nvtarget 7.7 min,
+# mostly nvme's reconnect and controller-loss waits), and 3-4x that on the
+# debug kernel.
 # Run it in parts, a few cases and cycles each, e.g.
 #   TEARDOWN_CASES="delete updown netns rmmod kill" TEARDOWN_CYCLES=5 \
 #       selftests/lab/teardown-long.sh

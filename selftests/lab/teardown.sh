@@ -103,21 +103,22 @@ gidx() {
 	lab_run "$1" "basename \$(grep -lx $(v4gid "$3") /sys/class/infiniband/$2/ports/1/gids/* | head -1)"
 }
 
-# flowing.sh DEV SECS: exit 0 once DEV sent 200 more data packets, 2 if
-# no traffic process is left, 1 after SECS s
+# flowing.sh DEV SECS [COUNTER [MIN]]: exit 0 once DEV's COUNTER
+# (tx_data_packets) rose by more than MIN (200), 2 if no traffic process
+# is left, 1 after SECS s
 flowing_script() {
 	cat >"$LAB_RUN/flowing.sh" <<EOF
 #!/bin/bash
-dev=\$1
-c() { rdma statistic show link \$dev/1 | tr ' ' '\n' | grep -A1 -x tx_data_packets | tail -1; }
+dev=\$1 ctr=\${3:-tx_data_packets} min=\${4:-200}
+c() { rdma statistic show link \$dev/1 | tr ' ' '\n' | grep -A1 -x \$ctr | tail -1; }
 a=\$(c) b=\$(c) end=\$((SECONDS + \$2))
 while [ \$SECONDS -lt \$end ]; do
 	sleep 0.3
 	b=\$(c)
-	[ \$((b - a)) -gt 200 ] && { echo "\$1: \$((b - a)) data packets"; exit 0; }
+	[ \$((b - a)) -gt \$min ] && { echo "\$1: \$ctr +\$((b - a))"; exit 0; }
 	pidof $PROCS >/dev/null || { echo "\$1: no traffic process left"; exit 2; }
 done
-echo "\$1: no traffic (\$a -> \$b)"
+echo "\$1: \$ctr did not rise by more than \$min (\$a -> \$b)"
 exit 1
 EOF
 	chmod +x "$LAB_RUN/flowing.sh"
@@ -156,14 +157,7 @@ traffic_nodes() {
 # deferring NODE: READ responses reach NODE's QP worker (rx_deferred rises
 # within 20 s x TD_SCALE): what the teardown then has queued to purge
 deferring() {
-	lab_run "$1" "c() { rdma statistic show link mrc0/1 | tr ' ' '\n' | grep -A1 -x rx_deferred | tail -1; }
-a=\$(c) end=\$((SECONDS + $((20 * TD_SCALE))))
-while [ \$SECONDS -lt \$end ]; do
-	sleep 0.3
-	b=\$(c)
-	[ \$((b - a)) -gt 0 ] && { echo \"rx_deferred +\$((b - a))\"; exit 0; }
-done
-echo \"rx_deferred did not rise (\$a)\"; exit 1"
+	lab_run "$1" /tmp/lab/flowing.sh mrc0 $((20 * TD_SCALE)) rx_deferred 0
 }
 
 # procs_end NODE WHY: the traffic processes on NODE end by themselves

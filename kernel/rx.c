@@ -176,10 +176,10 @@ static bool tp_rx_contended(void)
 /*
  * Hand a data packet to the QP's worker instead of processing it in the
  * receive softirq. A receiver of a stream of data (READ responses at a
- * requester, SENDs at a responder) spends enough per packet
- * (ICRC, placement, ACKs) to push all softirq processing into
- * ksoftirqd, an ordinary thread that an application busy-polling its CQ
- * on the same CPU takes turns with, so the data waits for milliseconds
+ * requester, SENDs at a responder) spends enough per packet (ICRC,
+ * placement, ACKs) to push all softirq processing into ksoftirqd, an
+ * ordinary thread that an application busy-polling its CQ on the same
+ * CPU takes turns with, so the data waits for milliseconds
  * (benchmarks.md, "Who runs when"); the worker is high-priority. Mode 1
  * (rx_defer=1): READ responses while READs/atomics are pipelined (two or
  * more awaiting responses); the response to a lone READ (a latency test,
@@ -194,9 +194,9 @@ static bool tp_rx_contended(void)
  * once a QP has packets queued its later packets of those kinds queue
  * behind them (at most TP_RXQ_MAX). The worker runs the same checks
  * (tp_rx()), but the loopback one, made here while skb->dev is still
- * known to be alive.
- * Order among a QP's queued packets is kept; against its other packets
- * (ACKs, requests) it need not be: the transport takes any order.
+ * known to be alive. Order among a QP's queued packets is kept; against
+ * its other packets (ACKs, requests) it need not be: the transport takes
+ * any order.
  */
 static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
 			    const struct mrc_pkt *p)

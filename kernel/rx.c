@@ -192,47 +192,48 @@ static bool tp_rx_contended(void)
  * application. Plain WRITE data stays inline: nobody polls for it, and
  * handing it over cost ib_write_bw ~10% in A/B sittings. In both modes,
  * once a QP has packets queued its later packets of those kinds queue
- * behind them (at most TP_RXQ_MAX). The worker runs the same checks
- * (tp_rx()), but the loopback one, made here while skb->dev is still
- * known to be alive. Order among a QP's queued packets is kept; against
- * its other packets (ACKs, requests) it need not be: the transport takes
- * any order.
+ * behind them (at most TP_RXQ_MAX), and so does every other packet of
+ * the QP (ACKs, NAKs, requests) while any is queued: the host never
+ * reorders a QP's packets itself. The transport takes any order, but an
+ * in-order link should look in order to it -- a READ's last responses
+ * overtaken by the NAK the responder sent after them would flush a READ
+ * that was answered in full (selftests/verbs/qplife.c, dereg "queued").
+ * The check for a non-empty queue is lockless for the kinds not
+ * deferred: a packet that races the first one queued on another CPU may
+ * still pass it, which the transport tolerates. The worker runs the same
+ * checks (tp_rx()), but the loopback one, made here while skb->dev is
+ * still known to be alive.
  */
-static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct sk_buff *skb,
-			    const struct mrc_pkt *p)
+static bool tp_rx_defer_try(struct metaroce_dev *mdev, struct metaroce_qp *qp,
+			    struct sk_buff *skb, const struct mrc_pkt *p)
 {
 	int mode = READ_ONCE(tp_rx_defer);
-	bool queued = false, contended;
-	struct metaroce_qp *qp;
-	struct metaroce_tp *tp;
+	struct metaroce_tp *tp = &qp->tp;
+	bool queued = false, kind, contended;
 
-	if (mode <= 0 ||
-	    (p->opcode != MRC_OP_READ_RESP &&
-	     (mode == 1 || !mrc_op_notifies(p->opcode))) ||
+	if (mode <= 0 || qp->ibqp.qp_type != IB_QPT_RC ||
+	    (p->flags & MRC_F_UC))
+		return false;
+	kind = p->opcode == MRC_OP_READ_RESP ||
+	       (mode >= 2 && mrc_op_notifies(p->opcode));
+	if ((!kind && skb_queue_empty_lockless(&tp->rxq)) ||
 	    !tp_loopback_ok(skb))
 		return false;
-	contended = mode >= 2 && tp_rx_contended();
-	qp = metaroce_qp_get(mdev, p->dst_qpn);
-	if (!qp)
-		return false;
-	tp = &qp->tp;
-	if (qp->ibqp.qp_type == IB_QPT_RC && !(p->flags & MRC_F_UC)) {
-		/* under the lock: destroy sets dead, then purges rxq */
-		spin_lock_bh(&tp->lock);
-		if (!tp->dead && tp->s && skb_queue_len(&tp->rxq) < TP_RXQ_MAX &&
-		    (contended || !skb_queue_empty(&tp->rxq) ||
-		     (p->opcode == MRC_OP_READ_RESP &&
-		      tp->s->req.rd_atomic_out >= 2))) {
-			skb_queue_tail(&tp->rxq, skb);
-			queued = true;
-		}
-		spin_unlock_bh(&tp->lock);
+	contended = kind && mode >= 2 && tp_rx_contended();
+	/* under the lock: destroy sets dead, then purges rxq */
+	spin_lock_bh(&tp->lock);
+	if (!tp->dead && tp->s && skb_queue_len(&tp->rxq) < TP_RXQ_MAX &&
+	    (contended || !skb_queue_empty(&tp->rxq) ||
+	     (p->opcode == MRC_OP_READ_RESP &&
+	      tp->s->req.rd_atomic_out >= 2))) {
+		skb_queue_tail(&tp->rxq, skb);
+		queued = true;
 	}
+	spin_unlock_bh(&tp->lock);
 	if (queued) {
 		metaroce_tp_stat_inc(mdev, TP_STAT_RX_DEFERRED);
 		metaroce_tp_schedule(qp);
 	}
-	metaroce_qp_put(qp);
 	return queued;
 }
 
@@ -286,8 +287,12 @@ static void tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb, bool worker)
 	err = pskb_may_pull(skb, hl) ? 0 : -MRC_E_TRUNC;
 	if (!err)
 		err = mrc_hdr_parse(skb->data, hl, skb->len, &p);
-	if (!err && !worker && tp_rx_defer_try(mdev, skb, &p))
+	/* looked up once; a packet for no QP is counted after the ICRC */
+	qp = err ? NULL : metaroce_qp_get(mdev, p.dst_qpn);
+	if (qp && !worker && tp_rx_defer_try(mdev, qp, skb, &p)) {
+		metaroce_qp_put(qp);
 		return;
+	}
 	if (!err && !tp_icrc_ok(skb))
 		err = -MRC_E_ICRC;
 	if (err) {
@@ -297,13 +302,16 @@ static void tp_rx(struct metaroce_dev *mdev, struct sk_buff *skb, bool worker)
 		trace_metaroce_rx_drop(err == -MRC_E_ICRC ? METAROCE_DROP_ICRC :
 				       METAROCE_DROP_MALFORMED, skb->len);
 		kfree_skb(skb);
+		if (qp)
+			metaroce_qp_put(qp);
 		return;
 	}
 	if (!worker && !tp_loopback_ok(skb)) {
 		tp_peer_drop(mdev, skb);
+		if (qp)
+			metaroce_qp_put(qp);
 		return;
 	}
-	qp = metaroce_qp_get(mdev, p.dst_qpn);
 	if (!qp) {
 		metaroce_tp_stat_inc(mdev, TP_STAT_NOQP_DROPS);
 		trace_metaroce_rx_drop(METAROCE_DROP_NOQP, skb->len);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # teardown: tear metaroce down under traffic, TEARDOWN_CYCLES times (1
-# here, in CI: ~8 min; teardown-long.sh runs 20), every step bounded by a timeout
+# here, in CI: ~9-10 min; teardown-long.sh runs 20), every step bounded by a timeout
 # and its time reported:
 #
 #        n1                                          n2

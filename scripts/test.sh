@@ -61,7 +61,8 @@ run_layer() {
 		"$name" "$rc" "$p" "$f" $(( $(date +%s) - start )) "${log#"$ROOT"/}"
 }
 
-# lab_all short|long: the scenarios without / with a "# lab: long" line.
+# lab_all short|long: the scenarios without / with a "# lab: long" line
+# (one with a "# lab: part of NAME.sh" line runs inside NAME.sh only).
 # Each scenario's wall time is printed after it and, with every other,
 # at the end ("lab times: ..."), to keep CI's budget in view.
 lab_all() {
@@ -69,6 +70,7 @@ lab_all() {
 	for s in selftests/lab/*.sh; do
 		long=short
 		grep -q '^# lab: long' "$s" && long=long
+		grep -q '^# lab: part of' "$s" && continue	# run by the scenario it names
 		[ "$long" = "$1" ] || continue
 		banner "lab: $s"
 		t0=$(date +%s)
@@ -244,6 +246,7 @@ debug_layer() {
 		if [ -z "$list" ]; then
 			for s in selftests/lab/*.sh; do
 				grep -q '^# lab: long' "$s" && continue
+				grep -q '^# lab: part of' "$s" && continue
 				s=${s##*/}
 				list+=" ${s%.sh}"
 			done

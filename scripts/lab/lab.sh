@@ -12,6 +12,11 @@
 #   the host's / as read-only root (9p) and the run directory
 #   build/lab/run-*/ mounted writable on /tmp/lab (the mailbox).
 
+# A scenario run as a part of another (lab_parts) sources this library
+# again: keep the lab that is running.
+[ -z "${_LAB_SH_LOADED:-}" ] || return 0
+_LAB_SH_LOADED=1
+
 LAB_ROOT=${LAB_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 LAB_KVER=${LAB_KVER:-$(cat "$LAB_ROOT/.cache/kver" 2>/dev/null)}
 LAB_KDIR=${LAB_KDIR:-$LAB_ROOT/.cache/kernel-$LAB_KVER}
@@ -280,6 +285,11 @@ _lab_queue_wait() {
 
 lab_start() {
 	local node try
+	if [ -n "${LAB_PART:-}" ]; then	# a part: the lab runs already
+		lab_log "part $LAB_PART"
+		echo "# lab $LAB_NAME: part $LAB_PART"
+		return 0
+	fi
 	[ -f "$LAB_KDIR/boot/vmlinuz-$LAB_KVER" ] ||
 		lab_fatal "no kernel at $LAB_KDIR (run scripts/setup.sh)"
 	LAB_INITRD=$(KVER=$LAB_KVER KDIR=$LAB_KDIR "$LAB_ROOT/scripts/lab/mkinitramfs.sh") ||
@@ -640,12 +650,13 @@ lab_qperf_ok() {
 }
 
 _lab_record() {	# GOOD DESC RC LOG
+	local d=${LAB_PART:+[$LAB_PART] }$2
 	if [ "$1" = 1 ]; then
-		echo "ok $2" >>"$LAB_RUN/checks.txt"
-		printf 'ok    %s\n' "$2"
+		echo "ok $d" >>"$LAB_RUN/checks.txt"
+		printf 'ok    %s\n' "$d"
 	else
-		echo "FAIL $2" >>"$LAB_RUN/checks.txt"
-		printf 'FAIL  %s (rc=%s%s)\n' "$2" "$3" "${4:+, log ${4#"$LAB_ROOT"/}}"
+		echo "FAIL $d" >>"$LAB_RUN/checks.txt"
+		printf 'FAIL  %s (rc=%s%s)\n' "$d" "$3" "${4:+, log ${4#"$LAB_ROOT"/}}"
 		[ -n "$4" ] && tail -n 15 "$4" | sed 's/^/      | /'
 	fi
 	lab_log "result: $(tail -n 1 "$LAB_RUN/checks.txt")"
@@ -720,6 +731,14 @@ lab_stop() {
 # returns non-zero on any failure (or if nothing was checked).
 lab_summary() {
 	local passed failed
+	if [ -n "${LAB_PART:-}" ]; then	# a part: the lab goes on
+		passed=$(grep -c "^ok \[$LAB_PART\] " "$LAB_RUN/checks.txt")
+		failed=$(grep -c "^FAIL \[$LAB_PART\] " "$LAB_RUN/checks.txt")
+		echo "# lab $LAB_NAME: part $LAB_PART: $passed passed, $failed failed"
+		: >"$LAB_RUN/part-$LAB_PART.done"
+		[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+		return
+	fi
 	lab_stop
 	LAB_SUMMARY_DONE=1
 	passed=$(grep -c '^ok' "$LAB_RUN/checks.txt")
@@ -728,6 +747,46 @@ lab_summary() {
 	echo "$passed passed, $failed failed"
 	lab_log "summary: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+}
+
+# lab_parts SCENARIO...: one lab for several short scenarios
+# (selftests/lab/SCENARIO.sh, each marked "# lab: part of NAME.sh", which
+# the lab layer then leaves to NAME.sh), one after the other, each in a
+# subshell: a part's lab_start and lab_summary only mark its start and
+# end, its checks read "[SCENARIO] ...", and a part that aborts
+# (lab_fatal) fails "[SCENARIO] ran to completion" and the next part goes
+# on. After each part but the last every node is reset -- its test
+# programs killed, netem cleared, every rdma link deleted, metaroce and
+# rdma_rxe unloaded -- and that is a check: a part that leaves a device or
+# module busy fails. The kernel logs are checked once, at the end
+# (lab_summary).
+lab_parts() {
+	local p n
+	lab_start
+	for p in "$@"; do
+		(
+			LAB_PART=$p
+			# shellcheck source=/dev/null
+			. "$LAB_ROOT/selftests/lab/$p.sh"
+		)
+		LAB_PART=$p
+		[ -e "$LAB_RUN/part-$p.done" ] ||
+			_lab_record 0 "ran to completion" 1 ""
+		LAB_PART=
+		[ "$p" = "${!#}" ] && break	# the last: lab_summary follows
+		for n in "${LAB_NODES[@]}"; do	# the nodes side by side
+			lab_bg "$n" "reset-$n" "pkill -9 -f '$LAB_ROOT/build/' && sleep 0.5
+tc qdisc del dev eth0 root 2>/dev/null
+for l in \$(rdma link show | awk '{print \$2}' | cut -d/ -f1); do rdma link delete \$l || exit 1; done
+for m in metaroce rdma_rxe; do ! grep -q \"^\$m \" /proc/modules || rmmod \$m || exit 1; done
+rdma link show"
+		done
+		for n in "${LAB_NODES[@]}"; do
+			check "$n: reset after [$p] (test programs, netem, rdma links, metaroce, rdma_rxe)" \
+				lab_wait "reset-$n"
+		done
+	done
+	lab_summary
 }
 
 _lab_exit() {

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# lab: part of short.sh
 # conformance: verbs the issue-14 suite probes, over one device with
 # loopback QP pairs (selftests/verbs/conformance.c): IBV_ACCESS_MW_BIND on
 # reg_mr, ibv_create_cq_ex + start/next/end_poll + read_* + completion

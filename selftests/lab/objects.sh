@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# lab: part of short.sh
 # Verbs objects of metaroce.ko through libibverbs + the metaroce provider,
 # on one node of the qemu lab (n2 just idles):
 #

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# lab: part of short.sh
 # uc: unreliable connected QPs (IBV_QPT_UC; protocol.rst "Unreliable
 # connected (UC)"), selftests/verbs/uc.c:
 #  - loopback on n1's mrc0: create/modify with the UC masks, SEND,

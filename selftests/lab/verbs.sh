@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# lab: part of short.sh
 # verbs: every RC opcode (SEND[_WITH_IMM], RDMA_WRITE[_WITH_IMM],
 # RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD) and UD SEND between
 # the two nodes, every payload byte and completion field checked, plus the

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# lab: part of short.sh
 # observe: what an operator sees of a running transfer. Tracepoints
 # (metaroce:*), per-QP transport state in `rdma res show qp -dd`, and the
 # counters of `rdma statistic`, checked against a transfer whose payload is

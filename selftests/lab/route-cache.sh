@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# lab: part of short.sh
 # route-cache: a QP's cached per-path routes (xmit.c) follow route changes.
 #
 #        n1 (client)                               n2 (server)

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# lab: part of short.sh
 # wire: see the wire. tcpdump on n1's eth0 while RC traffic runs under netem
 # loss 1% on n1; the capture is decoded on the host with the Wireshark
 # dissector (scripts/wireshark/metaroce.lua, by tshark) and held against

@@ -761,9 +761,10 @@ lab_summary() {
 # module busy fails. The kernel logs are checked once, at the end
 # (lab_summary).
 lab_parts() {
-	local p n
+	local p n i=0
 	lab_start
 	for p in "$@"; do
+		i=$((i + 1))
 		(
 			LAB_PART=$p
 			# shellcheck source=/dev/null
@@ -773,7 +774,7 @@ lab_parts() {
 		[ -e "$LAB_RUN/part-$p.done" ] ||
 			_lab_record 0 "ran to completion" 1 ""
 		LAB_PART=
-		[ "$p" = "${!#}" ] && break	# the last: lab_summary follows
+		[ "$i" -lt $# ] || break	# the last: lab_summary follows
 		for n in "${LAB_NODES[@]}"; do	# the nodes side by side
 			lab_bg "$n" "reset-$n" "pkill -9 -f '$LAB_ROOT/build/' && sleep 0.5
 tc qdisc del dev eth0 root 2>/dev/null

@@ -7,7 +7,8 @@
 #       bad modify_qp, bad MRs, mmap with wrong offsets, garbage in the
 #       mmap'd SQ + doorbell, then a loopback RC transfer; then the ring
 #       cases, one process each: SQ/RQ/SRQ producer indices beyond the
-#       ring or behind it, and chased by a second thread during a flush
+#       ring or behind it, and chased by a second thread during a flush;
+#       a UD receive WQE rewritten with too many SGEs, then a datagram
 #
 # Every case must end in an error code, an error completion or the QP/SRQ
 # in ERR with its async event (checked by the program), the kernel log
@@ -37,7 +38,7 @@ check "n1: resource baseline (rdma res)" eval 'BASE=$(res) && echo "$BASE"'
 LAB_CMD_TIMEOUT=240 check "n1: badinput: every abuse refused or failed, process goes on" \
 	n1 "$ROOT/build/verbs/badinput mrc0 base"
 # the ring cases (selftests/verbs/badinput.c ring_cases[]), 60 s each
-for c in sq-over sq-wrap sq-behind srq-over sq-hammer rq-hammer rq-modify rq-rx; do
+for c in sq-over sq-wrap sq-behind srq-over sq-hammer rq-hammer rq-modify rq-rx ud-rq-sge; do
 	LAB_CMD_TIMEOUT=60 check "n1: badinput ring case $c" \
 		n1 "timeout -s KILL 50 $ROOT/build/verbs/badinput mrc0 $c"
 done

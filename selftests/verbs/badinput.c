@@ -8,9 +8,10 @@
  * CQ in use, work requests through the write path, mmap with wrong
  * offsets and sizes, and garbage written straight into the mmap'd send
  * queue followed by a doorbell, and producer indices of the mmap'd SQ,
- * RQ and SRQ beyond the ring or chased by a second thread ("ring
- * cases"). Every case must end in an error code, an error completion or
- * the QP/SRQ in ERR with its async event; the process must be able to go
+ * RQ and SRQ beyond the ring or chased by a second thread, and a UD
+ * receive WQE rewritten with too many SGEs ("ring cases"). Every case
+ * must end in an error code, an error completion or the QP/SRQ in ERR
+ * with its async event; the process must be able to go
  * on (a loopback RC transfer is done at the end to prove it).
  *
  *   cc -o badinput badinput.c -libverbs -lpthread
@@ -1196,6 +1197,123 @@ out:
 	ring_pair_free(&rp, name);
 }
 
+/*
+ * A UD receive WQE whose num_sge exceeds the QP's max_recv_sge (rewritten
+ * in the mmap'd RQ after a good post), then a loopback datagram to it: the
+ * WQE completes with IBV_WC_LOC_QP_OP_ERR and its wr_id, as the same WQE
+ * does on an RC QP -- never consumed without a completion.
+ */
+static void ring_ud_rq_sge(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	const char *name = "UD receive WQE with num_sge > max_recv_sge";
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a;
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	char *buf = mr->addr;
+	struct ibv_sge rs = { (uintptr_t)buf + 8192, 4096, mr->lkey };
+	struct ibv_sge ss = { (uintptr_t)buf, 64, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 0x5d, .sg_list = &rs,
+				   .num_sge = 1 }, *brw;
+	struct ibv_send_wr swr = { .wr_id = 0x5e, .sg_list = &ss,
+				   .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *bsw;
+	struct metaroce_recv_wqe *w;
+	struct metaroce_queue *rq = NULL;
+	struct ibv_qp *qa = NULL, *qb = NULL, *q;
+	struct ibv_ah *ah = NULL;
+	struct ibv_cq *cq, *rcq = NULL;	/* rcq: qb's own */
+	uint64_t wr_id = 0;
+	uint32_t idx;
+	struct maps m;
+	int ok = 0, bad = 0, sok = 0, sbad = 0, i;
+
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	rcq = cq ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	qa = rcq ? ibv_create_qp(pd, &ia) : NULL;
+	ia.send_cq = rcq;
+	ia.recv_cq = rcq;
+	cmd_maps(&m);
+	qb = qa ? ibv_create_qp(pd, &ia) : NULL;
+	rq = qb ? new_ring(&m, rq_slot()) : NULL;
+	for (i = 0; rq && i < 2; i++) {
+		q = i ? qb : qa;
+		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT,
+					  .port_num = 1, .qkey = 0x11111111 };
+		if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_QKEY))
+			rq = NULL;
+		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+		if (rq && ibv_modify_qp(q, &a, IBV_QP_STATE))
+			rq = NULL;
+		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS };
+		if (rq && ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+			rq = NULL;
+	}
+	if (rq && gid_index >= 0 &&
+	    !ibv_query_gid(ctx, 1, gid_index, &aa.grh.dgid)) {
+		aa.grh.sgid_index = gid_index;
+		aa.grh.hop_limit = 64;
+		ah = ibv_create_ah(pd, &aa);
+	}
+	if (!ah) {
+		CHECK(0, "%s: set-up (cq %p qa %p qb %p rq %p ah %p)", name,
+		      (void *)cq, (void *)qa, (void *)qb, (void *)rq,
+		      (void *)ah);
+		goto out;
+	}
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = qb->qp_num;
+	swr.wr.ud.remote_qkey = 0x11111111;
+	/* first a good WQE: the datagram arrives, payload after the GRH */
+	for (i = 0; i < 64; i++)
+		buf[i] = (char)(0xa0 + i);
+	memset(buf + 8192, 0, 4096);
+	rwr.wr_id = 0x5c;
+	CHECK(!ibv_post_recv(qb, &rwr, &brw) &&
+	      !ibv_post_send(qa, &swr, &bsw), "%s: good receive, datagram posted",
+	      name);
+	ring_poll(cq, 2000, qa, &sok, &sbad, NULL);
+	ring_poll(rcq, 300, qb, &ok, &bad, &wr_id);
+	CHECK(sok == 1 && !sbad && ok == 1 && !bad &&
+	      !memcmp(buf + 8192 + 40, buf, 64),
+	      "%s: a good WQE first: datagram received, payload placed (send %d ok %d error, receive %d ok %d error)",
+	      name, sok, sbad, ok, bad);
+	sok = sbad = ok = bad = 0;
+	wr_id = 0;
+	rwr.wr_id = 0x5d;
+	CHECK(!ibv_post_recv(qb, &rwr, &brw), "%s: receive posted", name);
+	/* the slot just published: num_sge beyond max_recv_sge */
+	idx = (ring_load(&rq->producer) - 1) & (rq->num_slots - 1);
+	w = (void *)((char *)rq + METAROCE_QUEUE_HDR_SIZE +
+		     (size_t)idx * rq->slot_size);
+	__atomic_store_n(&w->num_sge, 200, __ATOMIC_RELEASE);
+	CHECK(!ibv_post_send(qa, &swr, &bsw), "%s: datagram posted", name);
+	ring_poll(cq, 2000, qa, &sok, &sbad, NULL);
+	CHECK(sok == 1 && !sbad, "%s: the datagram's send completes (%d ok, %d error)",
+	      name, sok, sbad);
+	ring_poll(rcq, 300, qb, &ok, &bad, &wr_id);
+	CHECK(!ok && bad == 1 && wr_id == 0x5d,
+	      "%s: its completion is an error naming it (%d ok, %d error, wr_id 0x%llx)",
+	      name, ok, bad, (unsigned long long)wr_id);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (rcq)
+		ibv_destroy_cq(rcq);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
 /* The RQ producer beyond the ring, then modify_qp(ERR): returns at once. */
 static void ring_rq_modify(struct ibv_pd *pd)
 {
@@ -1361,7 +1479,7 @@ out:
 
 static const char *const ring_cases[] = {
 	"sq-over", "sq-wrap", "sq-behind", "srq-over", "sq-hammer",
-	"rq-hammer", "rq-modify", "rq-rx",
+	"rq-hammer", "rq-modify", "rq-rx", "ud-rq-sge",
 };
 
 #define N_RING_CASES (int)(sizeof(ring_cases) / sizeof(ring_cases[0]))
@@ -1378,6 +1496,7 @@ static void ring_case(struct ibv_pd *pd, struct ibv_mr *mr, int i)
 	case 5: ring_hammer(pd, false); break;
 	case 6: ring_rq_modify(pd); break;
 	case 7: ring_rq_rx(pd, mr); break;
+	case 8: ring_ud_rq_sge(pd, mr); break;
 	}
 }
 

@@ -162,7 +162,7 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 	}
 	memset(r, 0, sizeof(*r));
 	err = metaroce_rq_pop(qp, &r->wqe);
-	if (err) {
+	if (err == -EAGAIN || err == -EIO) {
 		if (err == -EIO)	/* corrupt ring: QP to ERR, QP_FATAL */
 			s->req.failed = true;
 		s->drops++;
@@ -176,6 +176,10 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 	}
 	r->solicited = !!(p->flags & MRC_F_SOLICIT);
 	r->src_qp = p->ud.src_qpn;
+	if (err) {	/* a malformed WQE (num_sge): consumed, in error */
+		status = IB_WC_LOC_QP_OP_ERR;
+		goto out;
+	}
 	if (r->msg_len > r->wqe.length) {
 		status = IB_WC_LOC_LEN_ERR;
 		goto out;

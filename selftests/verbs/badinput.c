@@ -9,7 +9,8 @@
  * offsets and sizes, and garbage written straight into the mmap'd send
  * queue followed by a doorbell, and producer indices of the mmap'd SQ,
  * RQ and SRQ beyond the ring or chased by a second thread, and a UD
- * receive WQE rewritten with too many SGEs ("ring cases"). Every case
+ * receive WQE rewritten with too many SGEs, and a full SQ flushed by a QP
+ * in ERR without a key lookup per SGE ("ring cases"). Every case
  * must end in an error code, an error completion or the QP/SRQ in ERR
  * with its async event; the process must be able to go
  * on (a loopback RC transfer is done at the end to prove it).
@@ -1314,6 +1315,103 @@ out:
 		ibv_destroy_cq(cq);
 }
 
+/* Hits of the kprobe "mrget" on metaroce_mr_get (badinput.sh sets it up). */
+static long mrget_hits(void)
+{
+	const char *path = getenv("MRC_KPROBE_PROFILE");
+	char line[256], ev[128];
+	long hits, val = -1;
+	FILE *f;
+
+	f = fopen(path ? path : "/sys/kernel/tracing/kprobe_profile", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%127s %ld", ev, &hits) == 2 &&
+		    !strcmp(ev, "mrget"))
+			val = hits;
+	fclose(f);
+	return val;
+}
+
+/*
+ * A QP in ERR and 4096 SENDs of 4 SGEs posted to it in one call: each
+ * completes as flushed, in order, with its wr_id, and the flush looks up
+ * no local key (counted by a kprobe on metaroce_mr_get: a full SQ of
+ * 32-SGE WQEs would otherwise be 2^19 MR lookups under the QP's
+ * transport lock per doorbell).
+ */
+#define FLUSH_WRS 4096
+static void ring_sq_flush_keys(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	const char *name = "4096 4-SGE SENDs flushed by a QP in ERR";
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = FLUSH_WRS, .max_recv_wr = 1,
+			 .max_send_sge = 4, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = RW_ACCESS };
+	static struct ibv_send_wr wr[FLUSH_WRS];
+	static struct ibv_sge sge[FLUSH_WRS][4];
+	struct ibv_send_wr *bsw;
+	struct ibv_wc wc[64];
+	struct ibv_cq *cq;
+	struct ibv_qp *qp = NULL;
+	long h0, h1;
+	int got = 0, flushed = 0, inorder = 1, i, j, n, t;
+
+	cq = ibv_create_cq(ctx, 2 * FLUSH_WRS, NULL, NULL, 0);
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	qp = cq ? ibv_create_qp(pd, &ia) : NULL;
+	h0 = mrget_hits();
+	if (!qp || h0 < 0 ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		CHECK(0, "%s: set-up (cq %p qp %p, kprobe mrget hits %ld)",
+		      name, (void *)cq, (void *)qp, h0);
+		goto out;
+	}
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR };
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE), "%s: QP to ERR", name);
+	for (i = 0; i < FLUSH_WRS; i++) {
+		for (j = 0; j < 4; j++)
+			sge[i][j] = (struct ibv_sge){
+				(uintptr_t)mr->addr + 64 * j, 64, mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = 0x10000 + i, .sg_list = sge[i], .num_sge = 4,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+			.next = i + 1 < FLUSH_WRS ? &wr[i + 1] : NULL };
+	}
+	h0 = mrget_hits();
+	CHECK(!ibv_post_send(qp, wr, &bsw), "%s: posted in one call", name);
+	for (t = 0; t < 2000 && got < FLUSH_WRS; t++) {
+		while ((n = ibv_poll_cq(cq, 64, wc)) > 0) {
+			for (i = 0; i < n; i++, got++) {
+				if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+					flushed++;
+				if (wc[i].wr_id != 0x10000 + (uint64_t)got)
+					inorder = 0;
+			}
+		}
+		if (got < FLUSH_WRS)
+			sleep_ms(10);
+	}
+	h1 = mrget_hits();
+	CHECK(got == FLUSH_WRS && flushed == FLUSH_WRS && inorder,
+	      "%s: each completes as flushed, in order, with its wr_id (%d completions, %d flushed, %s)",
+	      name, got, flushed, inorder ? "in order" : "OUT OF ORDER");
+	CHECK(h1 >= h0 && h1 - h0 < 64,
+	      "%s: the flush looked up no local key (metaroce_mr_get hits %ld, %d SGEs flushed)",
+	      name, h1 - h0, 4 * flushed);
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
 /* The RQ producer beyond the ring, then modify_qp(ERR): returns at once. */
 static void ring_rq_modify(struct ibv_pd *pd)
 {
@@ -1479,7 +1577,7 @@ out:
 
 static const char *const ring_cases[] = {
 	"sq-over", "sq-wrap", "sq-behind", "srq-over", "sq-hammer",
-	"rq-hammer", "rq-modify", "rq-rx", "ud-rq-sge",
+	"rq-hammer", "rq-modify", "rq-rx", "ud-rq-sge", "sq-flush-keys",
 };
 
 #define N_RING_CASES (int)(sizeof(ring_cases) / sizeof(ring_cases[0]))
@@ -1497,6 +1595,7 @@ static void ring_case(struct ibv_pd *pd, struct ibv_mr *mr, int i)
 	case 6: ring_rq_modify(pd); break;
 	case 7: ring_rq_rx(pd, mr); break;
 	case 8: ring_ud_rq_sge(pd, mr); break;
+	case 9: ring_sq_flush_keys(pd, mr); break;
 	}
 }
 

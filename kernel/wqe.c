@@ -84,8 +84,14 @@ static bool tp_lkeys_ok(struct metaroce_qp *qp, const struct mrc_swqe *w)
 	return true;
 }
 
-/* Copy ring slot @idx into the kernel copy and validate it. */
-static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
+/*
+ * Copy ring slot @idx into the kernel copy and validate it. A WQE fetched
+ * to be flushed (@flush) only needs its wr_id and flags: its local keys
+ * are not looked up (a full SQ of WQEs with many SGEs would cost one MR
+ * lookup per SGE, all under the transport lock, for a status the flush
+ * overwrites).
+ */
+static void tp_fetch_one(struct metaroce_qp *qp, u32 idx, bool flush)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	struct mrc_swqe *w = tp_swqe(s, idx);
@@ -190,7 +196,8 @@ static void tp_fetch_one(struct metaroce_qp *qp, u32 idx)
 	 * carrying the registered buffer's first bytes). Then the packet
 	 * build checks them (IB_WC_LOC_PROT_ERR as well).
 	 */
-	if (!mrc_seq_lt(s->req.sq_seg, s->local_end) && !tp_lkeys_ok(qp, w)) {
+	if (!flush && !mrc_seq_lt(s->req.sq_seg, s->local_end) &&
+	    !tp_lkeys_ok(qp, w)) {
 		w->status = IB_WC_LOC_PROT_ERR;
 		return;
 	}
@@ -231,7 +238,7 @@ void metaroce_tp_fetch(struct metaroce_qp *qp)
 		return;
 	}
 	while (s->req.sq_head != prod && s->req.sq_head - s->req.sq_tail < s->req.nswq)
-		tp_fetch_one(qp, s->req.sq_head++);
+		tp_fetch_one(qp, s->req.sq_head++, false);
 }
 
 /* ------------------------------------------------------ completions */
@@ -267,7 +274,7 @@ void metaroce_tp_flush_sq(struct metaroce_qp *qp)
 			break;
 		for (; left && s->req.sq_head != prod &&
 		       s->req.sq_head - s->req.sq_tail < s->req.nswq; left--)
-			tp_fetch_one(qp, s->req.sq_head++);
+			tp_fetch_one(qp, s->req.sq_head++, true);
 		while (s->req.sq_tail != s->req.sq_head) {
 			metaroce_tp_post_scqe(qp, tp_swqe(s, s->req.sq_tail),
 					      IB_WC_WR_FLUSH_ERR);

@@ -8,7 +8,8 @@
 # type 1 and 2 (bind, LOCAL_INV, SEND_WITH_INV, bounds and rights), IB
 # error semantics (posting per QP state, LOC_PROT_ERR, LOC_LEN_ERR, RNR
 # with rnr_retry 7, zero-based MRs), zero-length WRITE_WITH_IMM/WRITE/READ
-# with an unset rkey (rsocket's control messages, IBA C9-88).
+# with an unset rkey (rsocket's control messages, IBA C9-88), the SQD
+# drain (IBV_EVENT_SQ_DRAINED, sq_draining, WRs held until RTS).
 #
 #   n1: mrc0 on eth0 (metaroce.ko)    n2: rxe0 on eth0 (stock rdma_rxe,
 #       conformance mrc0                  conformance -R rxe0: reference)
@@ -29,9 +30,9 @@ gcc -Wall -Wextra -Wno-missing-field-initializers -O2 -o "$BIN" \
 	"$ROOT/selftests/verbs/conformance.c" -libverbs ||
 	lab_fatal "cannot build conformance.c"
 # The sections metaroce implements so far (all: CONF_SECTIONS=all).
-SEC=(-s "${CONF_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,mw,errors,zerolen}")
+SEC=(-s "${CONF_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,mw,errors,zerolen,sqd}")
 [ "$CONF_SECTIONS" = all ] && SEC=()
-RXE_SEC=(-s "${CONF_RXE_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,errors,zerolen}")
+RXE_SEC=(-s "${CONF_RXE_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,errors,zerolen,sqd}")
 
 lab_start
 check "n1: metaroce loaded, mrc0 on eth0" lab_add_dev n1 mrc0

@@ -19,7 +19,11 @@
  *  - errors: posting per QP state (send before RTS and receive in RESET
  *    are immediate errors), LOC_PROT_ERR for a bad lkey or an SGE past
  *    its MR, LOC_LEN_ERR / REM_INV_REQ_ERR for a too-small receive, RNR
- *    with rnr_retry 7 (waits, then completes), zero-based MRs.
+ *    with rnr_retry 7 (waits, then completes), zero-based MRs;
+ *  - sqd: RTS -> SQD drains the send queue (IBA 10.3.1, 11.2.4): idle,
+ *    IBV_EVENT_SQ_DRAINED once and sq_draining 0; a SEND posted in SQD
+ *    is held until RTS; SQD entered under 1 MiB WRITEs: the started ones
+ *    complete before the event, the others wait for RTS.
  *
  *   cc -o conformance conformance.c -libverbs
  *   conformance [-R] [-s SECTIONS] DEV
@@ -32,6 +36,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1235,6 +1240,263 @@ out:
 		ibv_destroy_cq(scq);
 }
 
+/* ------------------------------------------------------------- sqd */
+
+#define SQD_NWR		8
+#define SQD_WLEN	(1u << 20)
+#define SQD_SLEN	1000
+
+/*
+ * Async events for up to @ms or until @qp's SQ_DRAINED: returns how many
+ * SQ_DRAINED of @qp were read; other events are counted in *other.
+ */
+static int sqd_events(struct ibv_qp *qp, int ms, bool stop, int *other)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	double end = now_s() + ms / 1000.0;
+	struct ibv_async_event ev;
+	int n = 0, left;
+
+	for (;;) {
+		if (!ibv_get_async_event(ctx, &ev)) {
+			if (ev.event_type == IBV_EVENT_SQ_DRAINED &&
+			    ev.element.qp == qp)
+				n++;
+			else
+				(*other)++;
+			ibv_ack_async_event(&ev);
+			if (n && stop)
+				return n;
+			continue;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return n;
+		left = (int)((end - now_s()) * 1000);
+		if (left <= 0 || poll(&pfd, 1, left) <= 0)
+			return n;
+	}
+}
+
+/* RTS -> SQD (@notify: IBV_QP_EN_SQD_ASYNC_NOTIFY) or SQD -> RTS. */
+static int sqd_to(struct ibv_qp *qp, enum ibv_qp_state st, bool notify)
+{
+	struct ibv_qp_attr a = { .qp_state = st, .en_sqd_async_notify = 1 };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE |
+			     (notify ? IBV_QP_EN_SQD_ASYNC_NOTIFY : 0));
+}
+
+/* @qp's state and sq_draining (-1 if query_qp failed). */
+static int sqd_query(struct ibv_qp *qp, enum ibv_qp_state *st)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE, &ia))
+		return -1;
+	*st = a.qp_state;
+	return a.sq_draining;
+}
+
+/* Completions of @cq within @secs into @wc (up to @max). */
+static int sqd_poll(struct ibv_cq *cq, struct ibv_wc *wc, int max, double secs)
+{
+	double end = now_s() + secs;
+	int n = 0, r;
+
+	do {
+		r = ibv_poll_cq(cq, max - n, wc + n);
+		if (r > 0)
+			n += r;
+	} while (n < max && now_s() < end);
+	return n;
+}
+
+static bool sqd_all(const uint8_t *p, size_t len, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* bad_byte() of bytes [off, off + len) of a buffer filled with @seed. */
+static long sqd_bad(const uint8_t *p, size_t off, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = off; i < off + len; i++)
+		if (p[i] != pat(seed, i))
+			return i;
+	return -1;
+}
+
+/*
+ * IBA 10.3.1, 11.2.4: in SQD the send queue starts no new message;
+ * messages already started complete; WRs posted in SQD are queued until
+ * RTS; once nothing started is outstanding sq_draining reads 0 and, if
+ * the transition asked for it, IBV_EVENT_SQ_DRAINED comes once. A loopback
+ * RC pair: A sends, B receives.
+ */
+static void test_sqd(struct ibv_pd *pd)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	size_t blen = (size_t)SQD_NWR * SQD_WLEN;
+	struct ibv_send_wr wr[SQD_NWR], *bad;
+	struct ibv_sge sge[SQD_NWR];
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *smr = NULL, *dmr = NULL;
+	struct ibv_cq *scq = NULL, *rcq = NULL;
+	uint8_t *src = NULL, *dst = NULL;
+	struct ibv_wc wc[SQD_NWR + 2];
+	enum ibv_qp_state st = 0;
+	int i, n, m, k, dr, other = 0, fl;
+	bool ok;
+
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	if (posix_memalign((void **)&src, 4096, blen) ||
+	    posix_memalign((void **)&dst, 4096, blen)) {
+		CHECK(0, "sqd: %zu-byte buffers", blen);
+		goto out;
+	}
+	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	smr = ibv_reg_mr(pd, src, blen, IBV_ACCESS_LOCAL_WRITE);
+	dmr = ibv_reg_mr(pd, dst, blen, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	ia.send_cq = ia.recv_cq = scq;
+	if (scq && rcq)
+		qa = ibv_create_qp(pd, &ia);
+	ia.send_cq = ia.recv_cq = rcq;
+	if (qa)
+		qb = ibv_create_qp(pd, &ia);
+	CHECK(smr && dmr && qa && qb && !connect_pair(qa, qb),
+	      "sqd: RC pair A -> B");
+	if (!smr || !dmr || !qa || !qb)
+		goto out;
+	sqd_events(qa, 0, false, &other);	/* nothing of earlier tests */
+	other = 0;
+
+	/* 1: idle. SQD with notify: drained at once; a SEND waits for RTS */
+	memset(dst, 0xee, blen);
+	CHECK(!post_recv(qb, 1, dst, SQD_SLEN, dmr->lkey),
+	      "sqd idle: B posts a receive");
+	CHECK(!sqd_to(qa, IBV_QPS_SQD, true),
+	      "sqd idle: A RTS -> SQD with EN_SQD_ASYNC_NOTIFY");
+	n = sqd_events(qa, 2000, true, &other);
+	CHECK(n == 1, "sqd idle: IBV_EVENT_SQ_DRAINED on A (%d within 2 s)", n);
+	dr = sqd_query(qa, &st);
+	CHECK(dr == 0 && st == IBV_QPS_SQD,
+	      "sqd idle: query_qp: state SQD (%d), sq_draining 0 (%d)", st, dr);
+	fill(src, SQD_SLEN, 41);
+	sge[0] = (struct ibv_sge){ (uintptr_t)src, SQD_SLEN, smr->lkey };
+	wr[0] = (struct ibv_send_wr){ .wr_id = 100, .sg_list = sge,
+				      .num_sge = 1, .opcode = IBV_WR_SEND,
+				      .send_flags = IBV_SEND_SIGNALED };
+	CHECK(!ibv_post_send(qa, wr, &bad), "sqd idle: SEND posted in SQD");
+	usleep(300000);
+	n = ibv_poll_cq(scq, 1, wc);
+	m = ibv_poll_cq(rcq, 1, wc + 1);
+	CHECK(n == 0 && m == 0 && sqd_all(dst, SQD_SLEN, 0xee),
+	      "sqd idle: 300 ms in SQD: no completion (A %d, B %d), B's buffer untouched",
+	      n, m);
+	CHECK(!sqd_to(qa, IBV_QPS_RTS, false), "sqd idle: A SQD -> RTS");
+	n = n ? 1 : poll_one(scq, wc, 5);
+	CHECK(n && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 100,
+	      "sqd idle: the SEND completes on A after RTS (%s)",
+	      n ? ibv_wc_status_str(wc[0].status) : "no completion");
+	m = m ? 1 : poll_one(rcq, wc + 1, 5);
+	CHECK(m && wc[1].status == IBV_WC_SUCCESS &&
+	      wc[1].opcode == IBV_WC_RECV && wc[1].byte_len == SQD_SLEN &&
+	      bad_byte(dst, SQD_SLEN, 41) < 0 &&
+	      sqd_all(dst + SQD_SLEN, 4096 - SQD_SLEN, 0xee),
+	      "sqd idle: B receives it, %u bytes exact (%s)", SQD_SLEN,
+	      m ? ibv_wc_status_str(wc[1].status) : "no completion");
+	dr = sqd_query(qa, &st);
+	CHECK(dr == 0 && st == IBV_QPS_RTS,
+	      "sqd idle: query_qp: state RTS (%d), sq_draining 0 (%d)", st, dr);
+	n = sqd_events(qa, 100, false, &other);
+	CHECK(n == 0, "sqd idle: the drained event came once (%d more)", n);
+
+	/* 2: SQD entered under SQD_NWR WRITEs of 1 MiB */
+	fill(src, blen, 43);
+	memset(dst, 0, blen);
+	for (i = 0; i < SQD_NWR; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)src + (size_t)i * SQD_WLEN,
+					   SQD_WLEN, smr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = 200 + i, .sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.next = i + 1 < SQD_NWR ? &wr[i + 1] : NULL,
+		};
+		wr[i].wr.rdma.remote_addr = (uintptr_t)dst + (size_t)i * SQD_WLEN;
+		wr[i].wr.rdma.rkey = dmr->rkey;
+	}
+	ok = !ibv_post_send(qa, wr, &bad);
+	ok = ok && !sqd_to(qa, IBV_QPS_SQD, true);
+	CHECK(ok, "sqd busy: %d WRITEs of %u bytes posted, A RTS -> SQD at once",
+	      SQD_NWR, SQD_WLEN);
+	n = sqd_events(qa, 20000, true, &other);
+	CHECK(n == 1, "sqd busy: IBV_EVENT_SQ_DRAINED on A (%d within 20 s)", n);
+	/* every started WRITE completed before the event */
+	k = ibv_poll_cq(scq, SQD_NWR + 2, wc);
+	k = k < 0 ? 0 : k;
+	ok = true;
+	for (i = 0; i < k; i++)
+		ok = ok && wc[i].status == IBV_WC_SUCCESS &&
+		     wc[i].wr_id == 200u + i;
+	CHECK(k >= 1 && ok, "sqd busy: %d WRITEs completed by the event, in order, successful",
+	      k);
+	dr = sqd_query(qa, &st);
+	CHECK(dr == 0 && st == IBV_QPS_SQD,
+	      "sqd busy: query_qp: state SQD (%d), sq_draining 0 (%d)", st, dr);
+	usleep(300000);
+	n = ibv_poll_cq(scq, SQD_NWR + 2, wc);
+	CHECK(n == 0, "sqd busy: no completion 300 ms after the event (%d)", n);
+	n = n < 0 ? 0 : n;
+	ok = true;
+	for (i = 0; i < k && i < SQD_NWR; i++)
+		ok = ok && sqd_bad(dst, (size_t)i * SQD_WLEN, SQD_WLEN, 43) < 0;
+	CHECK(ok, "sqd busy: the %d completed WRITEs' bytes are in place", k);
+	CHECK(k >= SQD_NWR ||
+	      sqd_all(dst + (size_t)k * SQD_WLEN, blen - (size_t)k * SQD_WLEN, 0),
+	      "sqd busy: the %d unstarted WRITEs wrote nothing in SQD",
+	      SQD_NWR - k);
+	CHECK(!sqd_to(qa, IBV_QPS_RTS, false), "sqd busy: A SQD -> RTS");
+	m = k + n < SQD_NWR ? sqd_poll(scq, wc, SQD_NWR - k - n, 30) : 0;
+	ok = m == SQD_NWR - k - n;
+	for (i = 0; ok && i < m; i++)
+		ok = wc[i].status == IBV_WC_SUCCESS &&
+		     wc[i].wr_id == 200u + k + n + i;
+	CHECK(ok && bad_byte(dst, blen, 43) < 0,
+	      "sqd busy: after RTS the other %d complete, in order, all %zu bytes exact",
+	      SQD_NWR - k - n, blen);
+	n = sqd_events(qa, 200, false, &other);
+	CHECK(n == 0 && other == 0, "sqd: no other async event (%d drained, %d other)",
+	      n, other);
+out:
+	fcntl(ctx->async_fd, F_SETFL, fl);
+	put_qp(qa);
+	put_qp(qb);
+	put_mr(smr);
+	put_mr(dmr);
+	if (rcq)
+		ibv_destroy_cq(rcq);
+	if (scq)
+		ibv_destroy_cq(scq);
+	free(src);
+	free(dst);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -1281,6 +1543,8 @@ int main(int argc, char **argv)
 		test_errors(pd);
 	if (want("zerolen"))
 		test_zerolen(pd);
+	if (want("sqd"))
+		test_sqd(pd);
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
 	ibv_close_device(ctx);

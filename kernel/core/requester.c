@@ -284,6 +284,8 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 				next = MRC_REQS_RESPOND;
 			else if (q->stop_new || !q->cfg.running)
 				next = MRC_REQS_DONE;
+			else if (q->cfg.sqd && !mid)
+				next = MRC_REQS_DONE;	/* SQD: no new message */
 			else if (q->sq_seg == q->sq_head)
 				next = MRC_REQS_FETCH;
 			else
@@ -372,6 +374,12 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 		st = req_go(e, st, next);
 	}
 	return ret;
+}
+
+bool mrc_req_drained(const struct mrc_req *q)
+{
+	return q->sq_tail == q->sq_seg &&
+	       (q->sq_seg == q->sq_head || !mrc_req_swqe(q, q->sq_seg)->seg_off);
 }
 
 /* ----------------------------------------------------------- timers */

@@ -104,6 +104,13 @@ struct mrc_req_cfg {
 	 */
 	u8 uc;
 	u8 running;		/* RTS/SQD: may start new requests */
+	/*
+	 * SQD: the send queue drains. The message being segmented goes on
+	 * to its last packet; no new one starts (nor is a WQE fetched or a
+	 * local operation run) until RTS clears it. READ/atomic responses,
+	 * retransmissions and completions go on (protocol.rst "SQD").
+	 */
+	u8 sqd;
 };
 
 /* Silence before RETRY_EXC_ERR is at least this long. */
@@ -249,6 +256,13 @@ int mrc_req_retx(struct mrc_req *q, const struct mrc_env *e,
  */
 int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 		 const struct mrc_env *e, struct mrc_req_out *o);
+
+/*
+ * SQD's drained state: every message started has completed (none is
+ * partly segmented, none awaits its ACK or response). WQEs fetched but
+ * not started do not count.
+ */
+bool mrc_req_drained(const struct mrc_req *q);
 
 /*
  * MRC_TIMER_RTO fired (not during an RNR wait). A tail-loss probe marks

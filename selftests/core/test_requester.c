@@ -513,6 +513,72 @@ MRC_TEST(req_cuts_partial_message_on_stop_new)
 }
 
 /*
+ * SQD (cfg.sqd): the message being segmented goes on to its last packet,
+ * responses still go out between messages, no new message starts (no
+ * fetch either); drained once everything started completed; RTS resumes
+ * the queued WQEs in order. protocol.rst "SQD".
+ */
+MRC_TEST(req_sqd_finishes_started_message_only)
+{
+	struct mrc_ack_info a;
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	struct mrc_swqe *w, *w2, *w3;
+	u32 i, f;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 100);
+	MRC_EXPECT_TRUE(mrc_req_drained(q));
+	w = qt_post(MRC_OP_SEND, 2500, 0);	/* 3 packets: 100..102 */
+	w2 = qt_post(MRC_OP_WRITE, 10, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.psn, 100);
+	/* RTS -> SQD with the SEND started */
+	q->cfg.sqd = 1;
+	MRC_EXPECT_FALSE(mrc_req_drained(q));
+	for (i = 1; i < 3; i++) {
+		MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+		MRC_EXPECT_EQ(o.psn, 100 + i);
+		MRC_EXPECT_EQ(qt_txd(o.psn)->idx, 0);
+	}
+	MRC_EXPECT_EQ(qt_txd(102)->flags, MRC_F_LAST);
+	MRC_EXPECT_EQ(w->segmented, 1);
+	/* the peer's READ is answered in SQD */
+	qt_peer_read(r, 5000, 500);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	/* the WRITE fetched before SQD and one posted in SQD wait */
+	w3 = qt_post(MRC_OP_SEND, 10, 0);
+	f = mk.fetches;
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(mk.fetches, f);
+	MRC_EXPECT_EQ(w2->seg_off, 0);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+	MRC_EXPECT_EQ(q->sq_head, 2);
+	/* the SEND is ACKed: drained, with the WRITE still queued */
+	MRC_EXPECT_FALSE(mrc_req_drained(q));
+	memset(&a, 0, sizeof(a));
+	a.cum_psn = 104;
+	a.syndrome = MRC_SYN_ACK;
+	a.rwnd = MRC_WND;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->sq_tail, 1);
+	MRC_EXPECT_TRUE(mrc_req_drained(q));
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	/* SQD -> RTS: the WRITE, then the SEND posted in SQD */
+	q->cfg.sqd = 0;
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(qt_txd(o.psn)->idx, 1);
+	MRC_EXPECT_EQ(qt_txd(o.psn)->opcode, MRC_OP_WRITE);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(qt_txd(o.psn)->idx, 2);
+	MRC_EXPECT_EQ(w3->segmented, 1);
+	MRC_EXPECT_FALSE(mrc_req_drained(q));
+}
+
+/*
  * UC: PSNs in order but nothing outstanding (no window: more than MRC_WND
  * packets go out without an ACK), UC flag, no ACKREQ, paths round robin,
  * and the WQE completes once its last packet is described.
@@ -1778,6 +1844,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_responses_between_messages),
 	  MRC_CASE(req_responds_while_error_pending),
 	  MRC_CASE(req_cuts_partial_message_on_stop_new),
+	  MRC_CASE(req_sqd_finishes_started_message_only),
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_retx_and_timer),

@@ -425,5 +425,6 @@ void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,
 		   qp->ibqp.qp_type == IB_QPT_GSI;
 	rcfg->uc = qp->ibqp.qp_type == IB_QPT_UC;
 	rcfg->running = qp->tp.s->running;
+	rcfg->sqd = qp->tp.s->sqd;
 }
 

@@ -148,6 +148,8 @@ static void tp_reset(struct metaroce_qp *qp)
 	struct metaroce_tps *s = qp->tp.s;
 
 	s->running = false;
+	s->sqd = false;
+	s->sqd_wait = false;
 	s->req.anchored = false;
 	s->req.failed = false;
 	s->fail_event = 0;
@@ -319,9 +321,22 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 			s->req.heard_us = s->req.progress_us;
 		}
 		s->running = true;
+		s->sqd = false;		/* SQD -> RTS: the queued WQEs go */
+		s->sqd_wait = false;
 		kick = true;
 		break;
 	case IB_QPS_SQD:
+		/*
+		 * RTS -> SQD: the message being sent ends, no new one starts;
+		 * the run the kick makes reports the drained state if
+		 * nothing is outstanding (metaroce_tp_unlock).
+		 */
+		if (old != IB_QPS_SQD) {
+			s->sqd = true;
+			s->sqd_wait = true;
+			s->sqd_gen = qp->sqd_gen;
+			kick = true;
+		}
 		break;
 	case IB_QPS_ERR:
 		metaroce_tp_flush(qp);

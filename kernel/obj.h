@@ -359,7 +359,15 @@ struct metaroce_qp {
 	/* Around every write of av (under state_lock): metaroce_qp_av_read() */
 	seqcount_spinlock_t av_seq;
 	enum ib_qp_state state;
-	bool sq_draining;		/* SQD requested */
+	/*
+	 * SQD: sq_draining until every message started before it completed
+	 * (metaroce_qp_sq_drained); sqd_notify: the transition asked for
+	 * IB_EVENT_SQ_DRAINED; sqd_gen counts the entries into SQD, so that
+	 * a report of an earlier one is told apart.
+	 */
+	bool sq_draining;
+	bool sqd_notify;
+	u32 sqd_gen;
 
 	/* Attributes (valid from the state that sets them). */
 	u32 qkey;
@@ -476,5 +484,6 @@ int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out);
  * only caller) flushes on its own.
  */
 void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event);
+void metaroce_qp_sq_drained(struct metaroce_qp *qp, u32 gen);
 
 #endif /* METAROCE_OBJ_H */

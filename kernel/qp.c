@@ -396,8 +396,16 @@ static void metaroce_qp_apply(struct metaroce_qp *qp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_DEST_QPN)
 		qp->dest_qpn = attr->dest_qp_num;
 	if (mask & IB_QP_STATE) {
+		/* SQD -> SQD (a new AV, say) does not start another drain */
+		if (attr->qp_state == IB_QPS_SQD && qp->state != IB_QPS_SQD) {
+			qp->sq_draining = true;
+			qp->sqd_notify = (mask & IB_QP_EN_SQD_ASYNC_NOTIFY) &&
+					 attr->en_sqd_async_notify;
+			qp->sqd_gen++;
+		} else if (attr->qp_state != IB_QPS_SQD) {
+			qp->sq_draining = false;
+		}
 		qp->state = attr->qp_state;
-		qp->sq_draining = attr->qp_state == IB_QPS_SQD;
 	}
 }
 
@@ -467,7 +475,7 @@ int metaroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->qp_access_flags = qp->qp_access_flags;
 	attr->ah_attr = qp->ah_attr;
 	attr->pkey_index = qp->pkey_index;
-	attr->en_sqd_async_notify = 0;
+	attr->en_sqd_async_notify = qp->sqd_notify;
 	attr->sq_draining = qp->sq_draining;
 	attr->max_rd_atomic = qp->max_rd_atomic;
 	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
@@ -522,6 +530,37 @@ void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event)
 		ev.device = qp->ibqp.device;
 		ev.element.qp = &qp->ibqp;
 		ev.event = event;
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
+}
+
+/*
+ * The transport saw the send queue drained in the SQD numbered @gen:
+ * every message started before it completed. sq_draining reads 0 from
+ * now on and IB_EVENT_SQ_DRAINED is raised if the transition asked for it,
+ * once. A report of an earlier SQD (the QP went back to RTS since) is
+ * stale and dropped. Any context, no transport lock held.
+ */
+void metaroce_qp_sq_drained(struct metaroce_qp *qp, u32 gen)
+{
+	struct ib_event ev;
+	unsigned long flags;
+	bool notify;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state != IB_QPS_SQD || !qp->sq_draining ||
+	    qp->sqd_gen != gen) {
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+		return;
+	}
+	qp->sq_draining = false;
+	notify = qp->sqd_notify;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (notify && qp->ibqp.event_handler) {
+		ev.device = qp->ibqp.device;
+		ev.element.qp = &qp->ibqp;
+		ev.event = IB_EVENT_SQ_DRAINED;
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 	}
 }
@@ -789,6 +828,10 @@ int metaroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u32 prod, cons;
 	int err = 0;
 
+	/*
+	 * In SQD, WRs are queued: the requester starts them at RTS
+	 * (core/requester.h cfg.sqd).
+	 */
 	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
 	    state == IB_QPS_RTR) {
 		*bad_wr = wr;

@@ -218,6 +218,13 @@ struct metaroce_tps {
 	struct mrc_req req;
 	u32 local_end;		/* SQ index after the last local WQE fetched */
 	bool running;		/* RTS/SQD: may send requests */
+	/*
+	 * sqd: in SQD, no new message starts (req.cfg.sqd). sqd_wait: its
+	 * drained state (mrc_req_drained) is not reported yet; sqd_gen: the
+	 * qp->sqd_gen of that SQD (metaroce_qp_sq_drained).
+	 */
+	bool sqd, sqd_wait;
+	u32 sqd_gen;
 	u8 fail_event;		/* enum ib_event_type for ERR, 0 = fatal */
 	u32 mtu;		/* segment size: set at RTR, 0 from RESET */
 

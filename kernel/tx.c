@@ -143,13 +143,16 @@ static void tp_probe(struct metaroce_qp *qp, const struct mrc_env *e,
 
 /*
  * Drop the QP lock taken by the caller, transmit @q and report a fatal
- * error (which moves the QP to ERR and back into the flush here).
+ * error (which moves the QP to ERR and back into the flush here), or the
+ * send queue drained in SQD (every path that completes send WQEs ends
+ * here).
  */
 void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q)
 {
 	struct metaroce_tps *s = qp->tp.s;
 	enum ib_event_type ev = IB_EVENT_QP_FATAL;
-	bool fail = false;
+	bool fail = false, drained = false;
+	u32 gen = 0;
 
 	if (s->req.failed && (s->running || mrc_resp_ready(&s->resp))) {
 		s->running = false;
@@ -158,8 +161,15 @@ void metaroce_tp_unlock(struct metaroce_qp *qp, struct sk_buff_head *q)
 		if (s->fail_event)
 			ev = s->fail_event;
 	}
+	if (s->sqd_wait && !s->req.failed && mrc_req_drained(&s->req)) {
+		s->sqd_wait = false;
+		drained = true;
+		gen = s->sqd_gen;
+	}
 	spin_unlock_bh(&qp->tp.lock);
 	metaroce_tp_xmit_queue(qp, q);
+	if (drained)
+		metaroce_qp_sq_drained(qp, gen);
 	if (fail) {
 		metaroce_qp_error(qp, ev);
 		set_bit(TP_EV_FLUSH, &qp->tp.events);

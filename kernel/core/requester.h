@@ -108,7 +108,8 @@ struct mrc_req_cfg {
 	 * SQD: the send queue drains. The message being segmented goes on
 	 * to its last packet; no new one starts (nor is a WQE fetched or a
 	 * local operation run) until RTS clears it. READ/atomic responses,
-	 * retransmissions and completions go on (protocol.rst "SQD").
+	 * retransmissions and completions go on (design.rst "Verbs
+	 * coverage", SQD).
 	 */
 	u8 sqd;
 };

@@ -516,7 +516,7 @@ MRC_TEST(req_cuts_partial_message_on_stop_new)
  * SQD (cfg.sqd): the message being segmented goes on to its last packet,
  * responses still go out between messages, no new message starts (no
  * fetch either); drained once everything started completed; RTS resumes
- * the queued WQEs in order. protocol.rst "SQD".
+ * the queued WQEs in order. design.rst "Verbs coverage".
  */
 MRC_TEST(req_sqd_finishes_started_message_only)
 {

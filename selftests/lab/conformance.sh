@@ -18,7 +18,10 @@
 # the scenario (CONF_RXE=0 skips it). It leaves out the mw section unless
 # CONF_RXE_SECTIONS says otherwise: rdma_rxe of Linux 6.1 WARNs (refcount
 # underflow in __rxe_cleanup) on it, which would fail the kernel-log
-# check. CONF_SECTIONS limits the mrc0 run (conformance -s). LAB_MODULE
+# check. rdma_rxe of Linux 6.1 drains at SQD and raises SQ_DRAINED, but
+# the SEND posted in SQD did not complete after SQD -> RTS here (it went
+# with the next post_send): its sqd checks after RTS fail, for reference.
+# CONF_SECTIONS limits the mrc0 run (conformance -s). LAB_MODULE
 # may point at another metaroce.ko.
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"

@@ -21,6 +21,10 @@
 # check. rdma_rxe of Linux 6.1 drains at SQD and raises SQ_DRAINED, but
 # the SEND posted in SQD did not complete after SQD -> RTS here (it went
 # with the next post_send): its sqd checks after RTS fail, for reference.
+# On the debug kernel (LAB_KVER *-debug) the rxe0 run leaves sqd out too:
+# there KASAN reports a slab-out-of-bounds read in rdma_rxe's rxe_mr_copy
+# (from rxe_requester's copy_data, in ksoftirqd) during it, which would
+# fail n2's kernel-log check for rxe's bug (seen in stop 33's debug run).
 # CONF_SECTIONS limits the mrc0 run (conformance -s). LAB_MODULE
 # may point at another metaroce.ko.
 # shellcheck source=scripts/lab/lab.sh
@@ -35,7 +39,9 @@ gcc -Wall -Wextra -Wno-missing-field-initializers -O2 -o "$BIN" \
 # The sections metaroce implements so far (all: CONF_SECTIONS=all).
 SEC=(-s "${CONF_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,mw,errors,zerolen,sqd}")
 [ "$CONF_SECTIONS" = all ] && SEC=()
-RXE_SEC=(-s "${CONF_RXE_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,errors,zerolen,sqd}")
+RXE_DEF=mw_bind_mr,cq_ex,qp_ex,errors,zerolen,sqd
+[[ "${LAB_KVER:-}" == *-debug ]] && RXE_DEF=${RXE_DEF%,sqd}
+RXE_SEC=(-s "${CONF_RXE_SECTIONS:-$RXE_DEF}")
 
 lab_start
 check "n1: metaroce loaded, mrc0 on eth0" lab_add_dev n1 mrc0

@@ -8,7 +8,8 @@
  * at MK_VA with rkey MK_RKEY (mk.mr_valid, mk.mr_access; its handles
  * counted in mk.mr_refs; mk.mr_gone_after: another context deregisters it
  * during a call; a SEND_WITH_INV's invalidation makes it invalid); a receive queue of MK_RQ posted WQEs and the
- * responder's slots; a send WQE ring (mk.swq, MK_NSWQ slots of MK_SWQE
+ * responder's slots (mk.rq_bad: a WQE rq_pop refuses; mk.rq_copy_err: one
+ * whose scatter list refuses the payload); a send WQE ring (mk.swq, MK_NSWQ slots of MK_SWQE
  * bytes) whose WQEs sq_fetch makes visible up to mk.posted; a local buffer
  * (mk.local) every READ/atomic response lands in; the three timers. It
  * records emitted packets, send and receive completions, QP errors,
@@ -60,6 +61,15 @@ struct mock_env {
 	u32 rq_posted, rq_taken;
 	u64 rq_wr_id[MK_RQ];
 	u32 rq_len[MK_RQ];
+	/*
+	 * Per posted WQE: rq_bad, rq_pop takes it but it is invalid
+	 * (MRC_RQ_BAD: more SGEs than max_recv_sge); rq_copy_err, non-zero:
+	 * what rq_copy answers for it (MRC_COPY_PROT: a bad lkey, an MR
+	 * without LOCAL_WRITE, a range beyond its MR), nothing copied.
+	 */
+	bool rq_bad[MK_RQ];
+	u8 rq_copy_err[MK_RQ];
+	u8 slot_copy_err[MRC_RSLOTS];
 	u64 slot_wr_id[MRC_RSLOTS];
 	u32 slot_len[MRC_RSLOTS];
 	u8 slot_buf[MRC_RSLOTS][MK_RBUF];
@@ -200,16 +210,19 @@ static int mk_rq_pop(void *ctx, u32 slot, u64 *wr_id, u64 *length)
 		return MRC_RQ_EMPTY;
 	mk.slot_wr_id[slot] = mk.rq_wr_id[mk.rq_taken % MK_RQ];
 	mk.slot_len[slot] = mk.rq_len[mk.rq_taken % MK_RQ];
+	mk.slot_copy_err[slot] = mk.rq_copy_err[mk.rq_taken % MK_RQ];
 	memset(mk.slot_buf[slot], 0, MK_RBUF);
 	mk.rq_taken++;
 	*wr_id = mk.slot_wr_id[slot];
 	*length = mk.slot_len[slot];
-	return MRC_RQ_OK;
+	return mk.rq_bad[(mk.rq_taken - 1) % MK_RQ] ? MRC_RQ_BAD : MRC_RQ_OK;
 }
 
 static int mk_rq_copy(void *ctx, u32 slot, u64 offset,
 		      const struct mrc_src *src, u32 len)
 {
+	if (mk.slot_copy_err[slot])
+		return mk.slot_copy_err[slot];
 	if (offset + len > mk.slot_len[slot])
 		return MRC_COPY_LEN;
 	memcpy(mk.slot_buf[slot] + offset, mk_src(src), len);

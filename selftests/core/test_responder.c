@@ -27,7 +27,20 @@ static void rt_post_recv(u64 wr_id, u32 len)
 {
 	mk.rq_wr_id[mk.rq_posted % MK_RQ] = wr_id;
 	mk.rq_len[mk.rq_posted % MK_RQ] = len;
+	mk.rq_bad[mk.rq_posted % MK_RQ] = false;
+	mk.rq_copy_err[mk.rq_posted % MK_RQ] = MRC_COPY_OK;
 	mk.rq_posted++;
+}
+
+/*
+ * A receive WQE whose scatter list refuses the payload: rq_copy answers
+ * @err (MRC_COPY_PROT: a bad lkey, an MR without LOCAL_WRITE, a range
+ * beyond its MR), a local error of the responder.
+ */
+static void rt_post_recv_err(u64 wr_id, u32 len, u8 err)
+{
+	rt_post_recv(wr_id, len);
+	mk.rq_copy_err[(mk.rq_posted - 1) % MK_RQ] = err;
 }
 
 static void rt_send(struct mrc_pkt *p, u32 psn, u32 msn, u32 msg_len,
@@ -995,6 +1008,184 @@ MRC_TEST(resp_flush_and_reset)
 	MRC_EXPECT_EQ(r->rmsn_pop, 0);
 }
 
+/*
+ * What the kernel does around mrc_resp_rx() (kernel/rx.c, tx.c, resp.c):
+ * a QP the call failed (qp_error) is stopped when the call returns and
+ * flushed (every receive WQE it took, then the ones still posted); a
+ * packet for a stopped QP is NAKed again if it is the retry of the
+ * request it NAKed (mrc_resp_renak), else dropped.
+ */
+static void rt_env_rx(struct mrc_resp *r, const struct mrc_pkt *p,
+		      const void *pay)
+{
+	if (!mrc_resp_ready(r)) {
+		mrc_resp_renak(r, &mk_e, p);
+		return;
+	}
+	mrc_resp_rx(r, &mk_e, p, pay, false);
+	if (mk.nerr) {
+		mrc_resp_stop(r);
+		mrc_resp_flush(r, &mk_e, MK_RQ);
+	}
+}
+
+/*
+ * Does a positive ACK emitted so far acknowledge @psn cumulatively? The
+ * requester would complete its message successfully.
+ */
+static bool rt_acked(u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < mk.nemit && i < MK_EMIT; i++)
+		if (mk.emit[i].opcode == MRC_OP_ACK &&
+		    mk.emit[i].ack.syndrome == MRC_SYN_ACK &&
+		    mrc_seq_gt(mk.emit[i].ack.cum_psn, psn))
+			return true;
+	return false;
+}
+
+/* Is receive completion @i the one of @wr_id in slot @slot, @status? */
+static bool rt_rcqe_is(u32 i, u64 wr_id, u32 slot, u8 status)
+{
+	return i < mk.nrcqe && i < MK_CQE && mk.rcqe[i].wr_id == wr_id &&
+	       mk.rcqe[i].slot == slot && mk.rcqe[i].status == status;
+}
+
+/*
+ * A local error on a receive WQE (its scatter list refuses the payload:
+ * a bad lkey) behind a message that is not complete: message 0 (PSNs 0
+ * and 1, PSN 1 late) then message 1 (PSN 2), whose copy fails. As IB,
+ * the responder NAKs REM_OP and its QP errors at once -- it does not wait
+ * for message 0, which may never complete: the NAK ends the requester,
+ * which then never resends PSN 1. The NAK acknowledges nothing of
+ * message 1. Nothing completes before the flush, which keeps RQ order:
+ * message 0's WQE flushed, message 1's with the real cause.
+ */
+MRC_TEST(resp_copy_error_behind_incomplete_fails_at_once)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 nemit;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(0xa0, 64);
+	rt_post_recv_err(0xa1, 64, MRC_COPY_PROT);
+	rt_fill(rt_pay[0], 8, 1);
+	rt_fill(rt_pay[1], 8, 2);
+	rt_send(&p, 0, 0, 16, 0, 8, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	nemit = mk.nemit;
+	rt_send(&p, 2, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	/* the QP errors now */
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_FATAL);
+	MRC_ASSERT_TRUE(mk.nemit == nemit + 1);
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->opcode, MRC_OP_ACK);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_REM_OP);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+	MRC_EXPECT_EQ(a->ack.cum_psn, 1);
+	MRC_EXPECT_FALSE(rt_acked(2));
+	MRC_EXPECT_MEMEQ(mk.slot_buf[1], rt_zero, 8);
+	/* completions in RQ order: message 0 first, at the flush */
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	mrc_resp_stop(r);
+	mrc_resp_flush(r, &mk_e, 0);
+	MRC_EXPECT_EQ(mk.nrcqe, 2);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xa0, 0, MRC_WC_WR_FLUSH_ERR));
+	MRC_EXPECT_TRUE(rt_rcqe_is(1, 0xa1, 1, MRC_WC_LOC_PROT_ERR));
+}
+
+/*
+ * The same with the NAK lost: the requester resends message 1 (RETX),
+ * then message 0's late packet. The QP that failed NAKs the retry again
+ * and places nothing more; no positive ACK ever covers PSN 2 -- the
+ * requester must not complete message 1 successfully, it was not
+ * delivered.
+ */
+MRC_TEST(resp_copy_error_nak_lost_never_acked)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 i;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(0xb0, 64);
+	rt_post_recv_err(0xb1, 64, MRC_COPY_PROT);
+	rt_fill(rt_pay[0], 8, 1);
+	rt_fill(rt_pay[1], 8, 2);
+	rt_fill(rt_pay[2], 8, 3);
+	rt_send(&p, 0, 0, 16, 0, 8, MRC_F_FIRST);
+	rt_env_rx(r, &p, rt_pay[0]);
+	rt_send(&p, 2, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	rt_env_rx(r, &p, rt_pay[2]);
+	/* (that NAK is lost) the retry of message 1 ... */
+	p.flags |= MRC_F_RETX;
+	rt_env_rx(r, &p, rt_pay[2]);
+	/* ... is NAKed again */
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_OP);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 2);
+	/* message 0's late packet, resent */
+	rt_send(&p, 1, 0, 16, 8, 8, MRC_F_LAST | MRC_F_RETX);
+	rt_env_rx(r, &p, rt_pay[1]);
+	MRC_EXPECT_FALSE(rt_acked(2));
+	MRC_EXPECT_TRUE(rt_naks() >= 2);
+	for (i = 0; i < mk.nemit && i < MK_EMIT; i++) {
+		if (mk.emit[i].ack.syndrome == MRC_SYN_ACK)
+			continue;
+		MRC_EXPECT_EQ(mk.emit[i].ack.syndrome, MRC_SYN_REM_OP);
+		MRC_EXPECT_EQ(mk.emit[i].ack.nak_psn, 2);
+	}
+	MRC_EXPECT_MEMEQ(mk.slot_buf[1], rt_zero, 8);
+	MRC_EXPECT_EQ(mk.nrcqe, 2);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xb0, 0, MRC_WC_WR_FLUSH_ERR));
+	MRC_EXPECT_TRUE(rt_rcqe_is(1, 0xb1, 1, MRC_WC_LOC_PROT_ERR));
+}
+
+/*
+ * The flush keeps the cause: message 1 is longer than its WQE
+ * (LOC_LEN_ERR, NAK INV_REQ, the QP errors) while message 0 is not
+ * complete. In RQ order: message 0's WQE WR_FLUSH_ERR, message 1's
+ * LOC_LEN_ERR, then the WQE still posted WR_FLUSH_ERR.
+ */
+MRC_TEST(resp_flush_keeps_wqe_error_status)
+{
+	const struct mrc_pkt *a;
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(0xc0, 64);
+	rt_post_recv(0xc1, 4);
+	rt_post_recv(0xc2, 64);
+	rt_send(&p, 0, 0, 16, 0, 8, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	rt_send(&p, 2, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	a = rt_last_ack();
+	MRC_ASSERT_TRUE(a != NULL);
+	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 2);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	mrc_resp_stop(r);
+	mrc_resp_flush(r, &mk_e, MK_RQ);
+	MRC_EXPECT_EQ(mk.nrcqe, 3);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xc0, 0, MRC_WC_WR_FLUSH_ERR));
+	MRC_EXPECT_TRUE(rt_rcqe_is(1, 0xc1, 1, MRC_WC_LOC_LEN_ERR));
+	MRC_EXPECT_TRUE(rt_rcqe_is(2, 0xc2, 2, MRC_WC_WR_FLUSH_ERR));
+}
+
 MRC_TEST(resp_ack_policy_and_corrupt_rq)
 {
 	struct mrc_resp *r;
@@ -1708,6 +1899,9 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_write_before_send_inv_arrives_lands),
 	  MRC_CASE(resp_read_after_pending_send_inv_fails),
 	  MRC_CASE(resp_flush_and_reset),
+	  MRC_CASE(resp_copy_error_behind_incomplete_fails_at_once),
+	  MRC_CASE(resp_copy_error_nak_lost_never_acked),
+	  MRC_CASE(resp_flush_keeps_wqe_error_status),
 	  MRC_CASE(resp_ack_policy_and_corrupt_rq),
 	  MRC_CASE(resp_read_ack_rides_on_response),
 	  MRC_CASE(resp_rd_atomic_beyond_max_dest_rd_atomic),

@@ -1327,10 +1327,16 @@ void mrc_resp_flush(struct mrc_resp *r, const struct mrc_env *e, u32 more)
 	u32 slot;
 	int res;
 
+	/*
+	 * The WQEs taken, in RQ order: one whose message failed (the error
+	 * that ended the QP, waiting behind an earlier incomplete message)
+	 * completes with that error, the others with WR_FLUSH_ERR.
+	 */
 	while (r->rmsn_done != r->rmsn_pop) {
 		struct mrc_rslot *t = resp_rslot(r, r->rmsn_done);
 
 		resp_post_rcqe(e, t, r->rmsn_done & (MRC_RSLOTS - 1),
+			       t->status != MRC_WC_SUCCESS ? t->status :
 			       MRC_WC_WR_FLUSH_ERR);
 		t->used = 0;
 		r->rmsn_done++;

@@ -273,9 +273,11 @@ void mrc_resp_cum_sent(struct mrc_resp *r, const struct mrc_env *e,
 void mrc_resp_flush_ack(struct mrc_resp *r, const struct mrc_env *e);
 
 /*
- * QP entered ERR: complete every receive WQE taken with FLUSH_ERR, then
- * up to @more still posted ones (0 for an SRQ: its WQEs stay), in order;
- * release held packets and drop queued READ/atomics.
+ * QP entered ERR: complete every receive WQE taken, in order -- with its
+ * own error status if its message failed (LOC_LEN_ERR, LOC_PROT_ERR,
+ * LOC_QP_OP_ERR, REM_INV_REQ_ERR), else FLUSH_ERR -- then up to @more
+ * still posted ones (0 for an SRQ: its WQEs stay) with FLUSH_ERR; release
+ * held packets and drop queued READ/atomics.
  */
 void mrc_resp_flush(struct mrc_resp *r, const struct mrc_env *e, u32 more);
 

@@ -53,6 +53,18 @@ static void resp_fail(const struct mrc_env *e, u8 event)
 	e->ops->qp_error(e->ctx, event);
 }
 
+/* The QP's asynchronous event for a fatal NAK of syndrome @syn. */
+static u8 resp_syn_event(u8 syn)
+{
+	switch (syn) {
+	case MRC_SYN_REM_ACCESS:
+		return MRC_QPE_ACCESS_ERR;
+	case MRC_SYN_INV_REQ:
+		return MRC_QPE_REQ_ERR;
+	}
+	return MRC_QPE_FATAL;		/* REM_OP: a local error */
+}
+
 /* ------------------------------------------------------------- ACKs */
 
 void mrc_resp_send_ack(struct mrc_resp *r, const struct mrc_env *e, u8 syn,
@@ -146,7 +158,7 @@ bool mrc_resp_renak(struct mrc_resp *r, const struct mrc_env *e,
 	    !((p->flags & MRC_F_RETX) || p->opcode == MRC_OP_PROBE) ||
 	    p->psn != r->nak_psn ||
 	    (r->nak_syn != MRC_SYN_REM_ACCESS &&
-	     r->nak_syn != MRC_SYN_INV_REQ))
+	     r->nak_syn != MRC_SYN_INV_REQ && r->nak_syn != MRC_SYN_REM_OP))
 		return false;
 	mrc_resp_send_ack(r, e, r->nak_syn, p->psn);
 	return true;
@@ -789,8 +801,7 @@ static void resp_late_fail(struct mrc_resp *r, const struct mrc_env *e,
 	r->nak_psn = psn;
 	r->nak_syn = syn;
 	mrc_resp_send_ack(r, e, syn, psn);
-	resp_fail(e, syn == MRC_SYN_REM_ACCESS ? MRC_QPE_ACCESS_ERR :
-		  MRC_QPE_FATAL);
+	resp_fail(e, resp_syn_event(syn));
 }
 
 /*
@@ -1240,11 +1251,18 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			break;
 		case MRC_RESP_NAK:
 			resp_nak(r, e, p, syn);
-			/* as IB RC: access and request errors end the QP */
-			if (syn == MRC_SYN_REM_ACCESS)
-				resp_fail(e, MRC_QPE_ACCESS_ERR);
-			else if (syn == MRC_SYN_INV_REQ)
-				resp_fail(e, MRC_QPE_REQ_ERR);
+			/*
+			 * As IB RC: every error but RNR ends the QP, at once --
+			 * access and request errors, and the responder's own
+			 * (REM_OP: the receive WQE could not take the payload,
+			 * a WRITE's copy failed). Nothing waits for earlier
+			 * messages that are not complete: the requester the
+			 * NAK ends resends none of their packets. The receive
+			 * WQEs complete at the flush, in RQ order, the failed
+			 * one with its own status (mrc_resp_flush).
+			 */
+			if (syn != MRC_SYN_RNR)
+				resp_fail(e, resp_syn_event(syn));
 			next = MRC_RESP_DONE;
 			break;
 		case MRC_RESP_ACK:

@@ -20,8 +20,10 @@
  * READ and atomic requests are checked, committed and queued in PSN
  * order (rspq.h); the requester executes each (mrc_resp_rsp_exec()) only
  * once every earlier PSN is placed (mrc_resp_rsp_ready()). Access and
- * request errors are NAKed and end the QP; RNR is NAKed and the packet
- * dropped. See protocol.rst, "Ordering", and design.rst, "Engines".
+ * request errors and the responder's own (REM_OP: a receive WQE that
+ * cannot take its SEND) are NAKed and end the QP at once; RNR is NAKed
+ * and the packet dropped. See protocol.rst, "Ordering", and design.rst,
+ * "Engines".
  *
  * One packet runs through the states of enum mrc_resp_state (reported
  * to env->ops->transition); the QP-level state is enum mrc_resp_qstate.
@@ -214,8 +216,8 @@ void mrc_resp_ack_timer(struct mrc_resp *r, const struct mrc_env *e);
 /*
  * A packet for a responder that is not READY (the QP went to ERR): if it
  * is the retry (RETX or PROBE) of the request this responder NAKed for an
- * access or request error, NAK it again -- the NAK may be what the lossy
- * fabric dropped -- and return true.
+ * access, request or operation error, NAK it again -- the NAK may be what
+ * the lossy fabric dropped -- and return true.
  */
 bool mrc_resp_renak(struct mrc_resp *r, const struct mrc_env *e,
 		    const struct mrc_pkt *p);

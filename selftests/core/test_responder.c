@@ -1186,6 +1186,144 @@ MRC_TEST(resp_flush_keeps_wqe_error_status)
 	MRC_EXPECT_TRUE(rt_rcqe_is(2, 0xc2, 2, MRC_WC_WR_FLUSH_ERR));
 }
 
+/* A receive WQE that rq_pop takes but refuses (MRC_RQ_BAD). */
+static void rt_post_recv_bad(u64 wr_id, u32 len)
+{
+	rt_post_recv(wr_id, len);
+	mk.rq_bad[(mk.rq_posted - 1) % MK_RQ] = true;
+}
+
+/*
+ * A malformed receive WQE (more SGEs than the QP allows: rq_pop answers
+ * MRC_RQ_BAD) is a local error too: the SEND that finds it is NAKed
+ * REM_OP and the QP errors at once, its WQE completes LOC_QP_OP_ERR in RQ
+ * order, and no positive ACK covers that SEND -- behind a message that
+ * is not complete, at the head with ACKREQ (an ACK due at once), and for
+ * a WRITE_IMM (nothing written). A malformed WQE taken ahead for a later
+ * message, none of whose packets arrived, completes LOC_QP_OP_ERR when
+ * its turn comes: NAK REM_OP of the first PSN missing.
+ */
+MRC_TEST(resp_bad_rq_wqe_fails_at_once)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	/* behind message 0, which is not complete */
+	rt_setup(r, 0);
+	rt_post_recv(0xd0, 64);
+	rt_post_recv_bad(0xd1, 64);
+	rt_send(&p, 0, 0, 16, 0, 8, MRC_F_FIRST);
+	rt_env_rx(r, &p, rt_pay[0]);
+	rt_send(&p, 2, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	rt_env_rx(r, &p, rt_pay[2]);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_FATAL);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_OP);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 2);
+	rt_send(&p, 1, 0, 16, 8, 8, MRC_F_LAST | MRC_F_RETX);
+	rt_env_rx(r, &p, rt_pay[1]);
+	MRC_EXPECT_FALSE(rt_acked(2));
+	MRC_EXPECT_EQ(mk.nrcqe, 2);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xd0, 0, MRC_WC_WR_FLUSH_ERR));
+	MRC_EXPECT_TRUE(rt_rcqe_is(1, 0xd1, 1, MRC_WC_LOC_QP_OP_ERR));
+
+	/* at the head, an ACK due at once */
+	rt_setup(r, 0);
+	rt_post_recv_bad(0xd2, 64);
+	rt_send(&p, 0, 0, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ);
+	rt_env_rx(r, &p, rt_pay[0]);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_FALSE(rt_acked(0));
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_OP);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 0);
+	MRC_EXPECT_EQ(mk.nrcqe, 1);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xd2, 0, MRC_WC_LOC_QP_OP_ERR));
+
+	/* a WRITE_IMM: its bytes are not written either */
+	rt_setup(r, 0);
+	rt_post_recv_bad(0xd3, 64);
+	rt_fill(rt_pay[0], 8, 4);
+	rt_write(&p, 0, MK_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST | MRC_F_ACKREQ);
+	p.opcode = MRC_OP_WRITE_IMM;
+	p.write.rmsn = 0;
+	rt_env_rx(r, &p, rt_pay[0]);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_FALSE(rt_acked(0));
+	MRC_EXPECT_TRUE(rt_mem_zero(0, 8));
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_OP);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 0);
+	MRC_EXPECT_EQ(mk.nrcqe, 1);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xd3, 0, MRC_WC_LOC_QP_OP_ERR));
+
+	/* taken ahead: message 2 (PSN 2) first takes WQEs 0, 1 and 2 */
+	rt_setup(r, 0);
+	rt_post_recv(0xd4, 64);
+	rt_post_recv_bad(0xd5, 64);
+	rt_post_recv(0xd6, 64);
+	rt_send(&p, 2, 2, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	rt_env_rx(r, &p, rt_pay[2]);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	rt_send(&p, 0, 0, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	rt_env_rx(r, &p, rt_pay[0]);
+	/* message 0 completes, then WQE 1 fails: PSN 1 never came */
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_FALSE(rt_acked(1));
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_OP);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 1);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.cum_psn, 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 3);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xd4, 0, MRC_WC_SUCCESS));
+	MRC_EXPECT_TRUE(rt_rcqe_is(1, 0xd5, 1, MRC_WC_LOC_QP_OP_ERR));
+	MRC_EXPECT_TRUE(rt_rcqe_is(2, 0xd6, 2, MRC_WC_WR_FLUSH_ERR));
+}
+
+/*
+ * A receive that completes in error when cum reaches it (SEND_WITH_INV
+ * whose invalidation fails then) ends the QP; the message after it,
+ * complete but waiting, is flushed. The pass must NAK the failed
+ * message (INV_REQ: the requester's WQE completes REM_INV_REQ_ERR and
+ * the later one is flushed), not send the ACK the arrival owed, whose
+ * cum_psn would cover both: the requester would complete both
+ * successfully, the second never delivered.
+ */
+MRC_TEST(resp_error_completion_never_acked)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(0xe0, 64);
+	rt_post_recv(0xe1, 64);
+	rt_send(&p, 1, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	rt_env_rx(r, &p, rt_pay[1]);
+	mk.inval_fail = true;
+	rt_send_inv(&p, 0, 0);
+	rt_env_rx(r, &p, NULL);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_FALSE(rt_acked(0));
+	MRC_EXPECT_FALSE(rt_acked(1));
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 0);
+	MRC_EXPECT_EQ(mk.nrcqe, 2);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xe0, 0, MRC_WC_REM_INV_REQ_ERR));
+	MRC_EXPECT_TRUE(rt_rcqe_is(1, 0xe1, 1, MRC_WC_WR_FLUSH_ERR));
+	/* that NAK lost: the retry is NAKed again */
+	p.flags |= MRC_F_RETX;
+	rt_env_rx(r, &p, NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 0);
+	MRC_EXPECT_FALSE(rt_acked(0));
+}
+
 MRC_TEST(resp_ack_policy_and_corrupt_rq)
 {
 	struct mrc_resp *r;
@@ -1902,6 +2040,8 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_copy_error_behind_incomplete_fails_at_once),
 	  MRC_CASE(resp_copy_error_nak_lost_never_acked),
 	  MRC_CASE(resp_flush_keeps_wqe_error_status),
+	  MRC_CASE(resp_bad_rq_wqe_fails_at_once),
+	  MRC_CASE(resp_error_completion_never_acked),
 	  MRC_CASE(resp_ack_policy_and_corrupt_rq),
 	  MRC_CASE(resp_read_ack_rides_on_response),
 	  MRC_CASE(resp_rd_atomic_beyond_max_dest_rd_atomic),

@@ -226,13 +226,34 @@ static void resp_post_rcqe(const struct mrc_env *e,
 }
 
 /*
+ * The NAK syndrome that reports a receive WQE's error @status to the
+ * requester: INV_REQ for a message longer than the WQE or an rkey it
+ * could not invalidate (its WQE completes REM_INV_REQ_ERR), REM_OP for a
+ * local error (REM_OP_ERR).
+ */
+static u8 resp_status_syn(u8 status)
+{
+	switch (status) {
+	case MRC_WC_LOC_LEN_ERR:
+	case MRC_WC_REM_INV_REQ_ERR:
+		return MRC_SYN_INV_REQ;
+	}
+	return MRC_SYN_REM_OP;		/* LOC_PROT_ERR, LOC_QP_OP_ERR */
+}
+
+/*
  * Post the receive completions that are now due, in message order, up to
  * and including the first error completion: messages whose LAST packet
  * is before @end (the receive window's cum, or an earlier PSN that
- * failed). True if it posted an error completion (the QP ends).
+ * failed). True if it posted an error completion: the caller ends the
+ * QP, NAKing *fail_syn for *fail_psn -- never a positive ACK, whose
+ * cum_psn may cover that message and the ones the flush completes after
+ * it. The PSN is its LAST packet's (the first seen if not there), or
+ * cum if none of its packets came (a malformed WQE taken for a later
+ * message): the first PSN not received, at or before the message.
  */
 static bool resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e,
-			   u32 end)
+			   u32 end, u32 *fail_psn, u8 *fail_syn)
 {
 	while (r->rmsn_done != r->rmsn_pop) {
 		struct mrc_rslot *s = resp_rslot(r, r->rmsn_done);
@@ -259,7 +280,9 @@ static bool resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e,
 		 * flushed (mrc_resp_flush), not completed successfully.
 		 */
 		if (s->status != MRC_WC_SUCCESS) {
-			resp_fail(e, MRC_QPE_KEEP);
+			*fail_syn = resp_status_syn(s->status);
+			*fail_psn = !s->seen ? r->rx.cum :
+				    s->has_last ? s->last_psn : s->first_psn;
 			return true;
 		}
 	}
@@ -389,8 +412,12 @@ static int resp_place_send(struct mrc_resp *r, const struct mrc_env *e,
 	if (!s)
 		return RESP_DROP;
 	*syn = resp_rslot_start(e, s, p);
-	if (s->status != MRC_WC_SUCCESS)
+	if (s->status != MRC_WC_SUCCESS) {
+		/* a malformed WQE (LOC_QP_OP_ERR): a local error too */
+		if (*syn == MRC_SYN_ACK)
+			*syn = resp_status_syn(s->status);
 		return RESP_PLACED;
+	}
 	if (p->payload_len) {
 		err = e->ops->rq_copy(e->ctx, p->send.rmsn & (MRC_RSLOTS - 1),
 				      p->send.offset, src, p->payload_len);
@@ -514,7 +541,10 @@ static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 	}
 	if (p->opcode == MRC_OP_WRITE_IMM) {
 		s = resp_rslot_get(r, e, p->write.rmsn, syn);
-		if (!s) {
+		if (!s || s->status != MRC_WC_SUCCESS) {
+			/* a malformed WQE: nothing written, NAK, QP to ERR */
+			if (s)
+				*syn = resp_status_syn(s->status);
 			resp_mr_put(e, mr);
 			return RESP_DROP;
 		}
@@ -1096,7 +1126,7 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 	struct mrc_src src = { .pkt = pkt, .buf = NULL, .off = p->hdr_len };
 	enum mrc_rx_verdict v;
 	unsigned int ret = 0;
-	u8 syn = MRC_SYN_ACK, held_syn = 0;
+	u8 syn = MRC_SYN_ACK, held_syn = 0, fail_syn = 0;
 	int res = RESP_DROP;
 	u32 need, fail_psn = 0;
 
@@ -1222,15 +1252,31 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				/*
 				 * Only the messages before the held packet
 				 * that failed complete; the requester flushes
-				 * those after it, and so will the QP.
+				 * those after it, and so will the QP. If one
+				 * of them completes in error, NAK it instead:
+				 * it is the earlier.
 				 */
-				resp_rcomplete(r, e, fail_psn);
+				resp_rcomplete(r, e, fail_psn, &fail_psn,
+					       &held_syn);
 				resp_late_fail(r, e, held_syn, fail_psn);
 				next = MRC_RESP_DONE;
 				break;
 			}
-			if (!resp_rcomplete(r, e, r->rx.cum) &&
-			    syn == MRC_SYN_ACK && resp_inv_nak_due(r)) {
+			if (resp_rcomplete(r, e, r->rx.cum, &fail_psn,
+					   &fail_syn)) {
+				/*
+				 * A receive completed in error (its rkey could
+				 * not be invalidated; a malformed WQE taken
+				 * for a later message): NAK it, not the ACK
+				 * owed. An error of this packet's own is
+				 * NAKed below, by its PSN.
+				 */
+				if (syn == MRC_SYN_ACK) {
+					resp_late_fail(r, e, fail_syn, fail_psn);
+					next = MRC_RESP_DONE;
+					break;
+				}
+			} else if (syn == MRC_SYN_ACK && resp_inv_nak_due(r)) {
 				/* the invalidation before it executed */
 				resp_late_fail(r, e, MRC_SYN_REM_ACCESS,
 					       r->inv_nak_psn);

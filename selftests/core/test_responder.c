@@ -1281,6 +1281,26 @@ MRC_TEST(resp_bad_rq_wqe_fails_at_once)
 	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xd4, 0, MRC_WC_SUCCESS));
 	MRC_EXPECT_TRUE(rt_rcqe_is(1, 0xd5, 1, MRC_WC_LOC_QP_OP_ERR));
 	MRC_EXPECT_TRUE(rt_rcqe_is(2, 0xd6, 2, MRC_WC_WR_FLUSH_ERR));
+
+	/*
+	 * Taken ahead and at the head at once, by a packet with an error
+	 * of its own (message 1 longer than its WQE): the earlier failure
+	 * is the one NAKed, as in PSN order.
+	 */
+	rt_setup(r, 0);
+	rt_post_recv_bad(0xd7, 64);
+	rt_post_recv(0xd8, 4);
+	rt_send(&p, 1, 1, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	rt_env_rx(r, &p, rt_pay[1]);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_FALSE(rt_acked(0));
+	MRC_EXPECT_EQ(rt_naks(), 1);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_OP);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 0);
+	MRC_EXPECT_EQ(mk.nrcqe, 2);
+	MRC_EXPECT_TRUE(rt_rcqe_is(0, 0xd7, 0, MRC_WC_LOC_QP_OP_ERR));
+	MRC_EXPECT_TRUE(rt_rcqe_is(1, 0xd8, 1, MRC_WC_LOC_LEN_ERR));
 }
 
 /*

@@ -242,18 +242,45 @@ static u8 resp_status_syn(u8 status)
 }
 
 /*
+ * The PSN a NAK names for the receive WQE @s that completed in error:
+ * its message's LAST packet's (else the first one seen), or cum if none
+ * of its packets came (a malformed WQE taken for a later message): the
+ * first PSN not received, at or before that message.
+ */
+static u32 resp_rslot_nak_psn(const struct mrc_resp *r,
+			      const struct mrc_rslot *s)
+{
+	if (!s->seen)
+		return r->rx.cum;
+	return s->has_last ? s->last_psn : s->first_psn;
+}
+
+/* Is @p a packet of the message of receive WQE @s? */
+static bool resp_rslot_of(const struct mrc_pkt *p, const struct mrc_rslot *s)
+{
+	switch (p->opcode) {
+	case MRC_OP_SEND:
+	case MRC_OP_SEND_IMM:
+	case MRC_OP_SEND_INV:
+		return p->send.rmsn == s->msn;
+	case MRC_OP_WRITE_IMM:
+		return p->write.rmsn == s->msn;
+	}
+	return false;
+}
+
+/*
  * Post the receive completions that are now due, in message order, up to
  * and including the first error completion: messages whose LAST packet
  * is before @end (the receive window's cum, or an earlier PSN that
- * failed). True if it posted an error completion: the caller ends the
- * QP, NAKing *fail_syn for *fail_psn -- never a positive ACK, whose
- * cum_psn may cover that message and the ones the flush completes after
- * it. The PSN is its LAST packet's (the first seen if not there), or
- * cum if none of its packets came (a malformed WQE taken for a later
- * message): the first PSN not received, at or before the message.
+ * failed). Returns the receive WQE it completed in error, else NULL: the
+ * caller ends the QP with a NAK naming it (resp_rslot_nak_psn()), never
+ * with a positive ACK, whose cum_psn may cover that message and the
+ * complete ones after it, which the flush completes.
  */
-static bool resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e,
-			   u32 end, u32 *fail_psn, u8 *fail_syn)
+static const struct mrc_rslot *resp_rcomplete(struct mrc_resp *r,
+					      const struct mrc_env *e,
+					      u32 end)
 {
 	while (r->rmsn_done != r->rmsn_pop) {
 		struct mrc_rslot *s = resp_rslot(r, r->rmsn_done);
@@ -279,14 +306,10 @@ static bool resp_rcomplete(struct mrc_resp *r, const struct mrc_env *e,
 		 * An error completion ends the QP: the messages after it are
 		 * flushed (mrc_resp_flush), not completed successfully.
 		 */
-		if (s->status != MRC_WC_SUCCESS) {
-			*fail_syn = resp_status_syn(s->status);
-			*fail_psn = !s->seen ? r->rx.cum :
-				    s->has_last ? s->last_psn : s->first_psn;
-			return true;
-		}
+		if (s->status != MRC_WC_SUCCESS)
+			return s;
 	}
-	return false;
+	return NULL;
 }
 
 /* An immediate as the completion carries it: network byte order. */
@@ -1126,7 +1149,8 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 	struct mrc_src src = { .pkt = pkt, .buf = NULL, .off = p->hdr_len };
 	enum mrc_rx_verdict v;
 	unsigned int ret = 0;
-	u8 syn = MRC_SYN_ACK, held_syn = 0, fail_syn = 0;
+	const struct mrc_rslot *f;
+	u8 syn = MRC_SYN_ACK, held_syn = 0;
 	int res = RESP_DROP;
 	u32 need, fail_psn = 0;
 
@@ -1252,31 +1276,36 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				/*
 				 * Only the messages before the held packet
 				 * that failed complete; the requester flushes
-				 * those after it, and so will the QP. If one
-				 * of them completes in error, NAK it instead:
-				 * it is the earlier.
+				 * those after it, and so will the QP. One of
+				 * them that completes in error before it is
+				 * NAKed instead: the earlier failure.
 				 */
-				resp_rcomplete(r, e, fail_psn, &fail_psn,
-					       &held_syn);
+				f = resp_rcomplete(r, e, fail_psn);
+				if (f && mrc_seq_lt(resp_rslot_nak_psn(r, f),
+						    fail_psn)) {
+					held_syn = resp_status_syn(f->status);
+					fail_psn = resp_rslot_nak_psn(r, f);
+				}
 				resp_late_fail(r, e, held_syn, fail_psn);
 				next = MRC_RESP_DONE;
 				break;
 			}
-			if (resp_rcomplete(r, e, r->rx.cum, &fail_psn,
-					   &fail_syn)) {
+			f = resp_rcomplete(r, e, r->rx.cum);
+			if (f && (syn == MRC_SYN_ACK || !resp_rslot_of(p, f))) {
 				/*
 				 * A receive completed in error (its rkey could
 				 * not be invalidated; a malformed WQE taken
 				 * for a later message): NAK it, not the ACK
-				 * owed. An error of this packet's own is
-				 * NAKed below, by its PSN.
+				 * owed nor a later error of this packet's. An
+				 * error of this packet's own message is NAKed
+				 * below, by its PSN.
 				 */
-				if (syn == MRC_SYN_ACK) {
-					resp_late_fail(r, e, fail_syn, fail_psn);
-					next = MRC_RESP_DONE;
-					break;
-				}
-			} else if (syn == MRC_SYN_ACK && resp_inv_nak_due(r)) {
+				resp_late_fail(r, e, resp_status_syn(f->status),
+					       resp_rslot_nak_psn(r, f));
+				next = MRC_RESP_DONE;
+				break;
+			}
+			if (!f && syn == MRC_SYN_ACK && resp_inv_nak_due(r)) {
 				/* the invalidation before it executed */
 				resp_late_fail(r, e, MRC_SYN_REM_ACCESS,
 					       r->inv_nak_psn);

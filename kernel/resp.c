@@ -88,7 +88,11 @@ void metaroce_tp_rsp_abort(struct metaroce_qp *qp, struct sk_buff_head *out)
 	mrc_resp_rsp_abort(&qp->tp.s->resp, &e);
 }
 
-/* QP entered ERR: every receive WQE taken or still posted is flushed. */
+/*
+ * QP entered ERR: every receive WQE taken completes, in order (with its
+ * own error if its message failed, else flushed), then the posted ones
+ * are flushed.
+ */
 void metaroce_tp_resp_flush(struct metaroce_qp *qp)
 {
 	struct metaroce_tp_ctx c;

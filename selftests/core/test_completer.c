@@ -259,6 +259,105 @@ MRC_TEST(comp_rnr_nak)
 	MRC_EXPECT_EQ(mk.nerr, 1);
 }
 
+/*
+ * RNR retries exhausted while the WQE cannot complete yet (a READ before
+ * it awaits its response): the SEND is never resent -- not at once, not
+ * by a probe or timeout, not on the next RNR NAK -- and completes
+ * RNR_RETRY_EXC_ERR once the READ completed (protocol.rst "ACK
+ * processing", "Error completions").
+ */
+MRC_TEST(comp_rnr_exhausted_never_resent)
+{
+	struct mrc_ack_info a;
+	struct mrc_req_out o;
+	struct mrc_req *q;
+	struct mrc_pkt p;
+	u8 data[64];
+	struct mrc_src src = { .pkt = data, .buf = NULL, .off = 0 };
+
+	MRC_ALLOC(q);
+	ct_setup(q, 0);
+	q->cfg.rnr_retry = 0;
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* PSN 0 */
+	ct_wqe(q, MRC_OP_SEND, 8, 1, true);		/* PSN 1, rnr_left 0 */
+	ct_ack(&a, 1, MRC_SYN_RNR, 1);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mrc_req_swqe(q, 1)->status, MRC_WC_RNR_RETRY_EXC_ERR);
+	MRC_EXPECT_EQ(q->stop_new, 1);
+	MRC_EXPECT_EQ(q->rnr_wait, 0);
+	MRC_EXPECT_EQ(mk.nscqe, 0);		/* the READ is not answered */
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+	/* the same NAK again: nothing more */
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	/* a probe or a timeout marks it lost: still not resent */
+	mrc_req_arm_rto(q, &mk_e, true);
+	mk.now += 1000000;
+	mrc_req_timer(q, &mk_e);
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+	mk.now += 1000000;
+	mrc_req_timer(q, &mk_e);
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+	MRC_EXPECT_EQ(q->sb.ent[1].retx, 0);
+	/* the READ's response: both complete, the SEND with its error */
+	memset(data, 7, sizeof(data));
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.rresp.req_psn = 0;
+	p.rresp.msg_len = 64;
+	p.payload_len = 64;
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	mrc_comp_complete(q, &mk_e);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_RNR_RETRY_EXC_ERR);
+	MRC_EXPECT_EQ(q->failed, 1);
+	MRC_EXPECT_EQ(q->sb.ent[1].retx, 0);
+}
+
+/*
+ * An RNR NAK of an earlier transmission (its tsecr is older than the
+ * PSN's latest send), duplicated or late, neither marks the resent PSN
+ * lost nor uses up a retry; the NAK of the retransmission does.
+ */
+MRC_TEST(comp_rnr_nak_stale_ignored)
+{
+	struct mrc_ack_info a;
+	struct mrc_req_out o;
+	struct mrc_req *q;
+	u32 t0;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 0);
+	t0 = (u32)mk.now;
+	ct_wqe(q, MRC_OP_SEND, 8, 1, true);	/* PSN 0 at t0, rnr_left 1 */
+	ct_ack(&a, 0, MRC_SYN_RNR, 0);
+	a.tsecr = t0;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->rnr_wait, 1);
+	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->rnr_left, 0);
+	/* the wait ends, the PSN is resent later */
+	q->rnr_wait = 0;
+	mk.now += 2000;
+	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
+	MRC_EXPECT_EQ(o.psn, 0);
+	/* the first NAK delivered again: stale */
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->status, MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(q->stop_new, 0);
+	MRC_EXPECT_EQ(q->rnr_wait, 0);
+	MRC_EXPECT_EQ(mrc_sb_state_of(&q->sb, 0), MRC_SB_INFLIGHT);
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+	/* the retransmission's NAK: out of retries, it fails */
+	a.tsecr = (u32)mk.now;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_RNR_RETRY_EXC_ERR);
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+}
+
 MRC_TEST(comp_error_nak_of_acked_read)
 {
 	struct mrc_ack_info a;
@@ -855,6 +954,8 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_response_acks_request),
 	  MRC_CASE(comp_cum_lo_applied_wrap),
 	  MRC_CASE(comp_rnr_nak),
+	  MRC_CASE(comp_rnr_exhausted_never_resent),
+	  MRC_CASE(comp_rnr_nak_stale_ignored),
 	  MRC_CASE(comp_error_nak_of_acked_read),
 	  MRC_CASE(comp_fatal_nak_of_acked_write),
 	  MRC_CASE(comp_anchor_and_resp_timer),

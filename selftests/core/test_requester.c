@@ -274,6 +274,55 @@ MRC_TEST(req_gating_error_local_ud)
 	MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 0);
 }
 
+/* A local operation that fails (as a bad MW bind does). */
+static void qt_local_op_fails(void *ctx, struct mrc_swqe *w)
+{
+	(void)ctx;
+	mk.local_ops++;
+	w->status = MRC_WC_MW_BIND_ERR;
+}
+
+/*
+ * protocol.rst "Error completions": a failed local operation is an error
+ * WQE like any other: nothing after it starts (a WRITE behind it would
+ * land in the peer's memory, a SEND use up a receive WQE, and both
+ * complete WR_FLUSH_ERR). READ/atomic responses still go out.
+ */
+MRC_TEST(req_failed_local_op_stops_new)
+{
+	static struct mrc_env_ops ops;
+	struct mrc_env fe = { .ops = &ops, .ctx = NULL };
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	struct mrc_swqe *w;
+
+	ops = mk_ops;
+	ops.local_op = qt_local_op_fails;
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	w = qt_post(0, 0, 0);
+	qt_post(MRC_OP_SEND, 8, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &fe, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(mk.local_ops, 1);
+	MRC_EXPECT_EQ(w->status, MRC_WC_MW_BIND_ERR);
+	MRC_EXPECT_EQ(q->stop_new, 1);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &fe, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+	MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 0);
+	/* a response still goes out */
+	qt_peer_read(r, 5000, 100);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &fe, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &fe, &o), MRC_REQ_STOP);
+	/* it completes with its error, the QP fails */
+	mrc_comp_complete(q, &fe);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_MW_BIND_ERR);
+	MRC_EXPECT_EQ(q->failed, 1);
+}
+
 MRC_TEST(req_retx_and_timer)
 {
 	struct mrc_req_out o;
@@ -1847,6 +1896,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_sqd_finishes_started_message_only),
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
+	  MRC_CASE(req_failed_local_op_stops_new),
 	  MRC_CASE(req_retx_and_timer),
 	  MRC_CASE(req_retx_keeps_segment_bounds),
 	  MRC_CASE(req_seg_size_and_address_change),

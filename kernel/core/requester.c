@@ -335,6 +335,9 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 		case MRC_REQS_LOCAL:
 			e->ops->local_op(e->ctx, w);
 			req_wqe_done(q, w);
+			/* a failed one is an error WQE: nothing after it starts */
+			if (w->status != MRC_WC_SUCCESS)
+				q->stop_new = 1;
 			ret = MRC_REQ_AGAIN;
 			next = MRC_REQS_DONE;
 			break;

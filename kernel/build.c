@@ -207,10 +207,8 @@ struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp,
 		return NULL;
 	if (err) {
 		kfree_skb(skb);
-		if (w && w->status == IB_WC_SUCCESS) {
-			w->status = IB_WC_LOC_PROT_ERR;
-			s->req.stop_new = true;
-		}
+		if (w)
+			mrc_req_wqe_failed(&s->req, w, IB_WC_LOC_PROT_ERR);
 		return NULL;
 	}
 	metaroce_tp_build_end(skb);
@@ -226,7 +224,8 @@ struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp,
 /*
  * UD (and GSI) send: one unsequenced packet to the AH of the WQE. The WQE
  * is done once the packet has left, whether or not it arrives (the
- * requester accounted it as done already).
+ * requester accounted it as done already). One that cannot be built fails
+ * before the requester's next step: nothing after it is sent.
  */
 struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 				    struct mrc_swqe *w)
@@ -239,12 +238,12 @@ struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 	int err = 0;
 
 	if (w->len > s->mtu) {
-		w->status = IB_WC_LOC_LEN_ERR;
+		mrc_req_wqe_failed(&s->req, w, IB_WC_LOC_LEN_ERR);
 		return NULL;
 	}
 	ah = metaroce_ah_get(qp->mdev, qp->ibqp.pd, w->ah_num);
 	if (!ah) {
-		w->status = IB_WC_LOC_QP_OP_ERR;
+		mrc_req_wqe_failed(&s->req, w, IB_WC_LOC_QP_OP_ERR);
 		return NULL;
 	}
 	memset(&p, 0, offsetof(struct mrc_pkt, ack));
@@ -279,7 +278,7 @@ struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 	if (err) {
 		kfree_skb(skb);
 		metaroce_ah_put(ah);
-		w->status = IB_WC_LOC_PROT_ERR;
+		mrc_req_wqe_failed(&s->req, w, IB_WC_LOC_PROT_ERR);
 		return NULL;
 	}
 	metaroce_tp_build_end(skb);

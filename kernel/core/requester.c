@@ -379,6 +379,13 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 	return ret;
 }
 
+void mrc_req_wqe_failed(struct mrc_req *q, struct mrc_swqe *w, u8 status)
+{
+	if (w->status == MRC_WC_SUCCESS)
+		w->status = status;
+	q->stop_new = 1;
+}
+
 bool mrc_req_drained(const struct mrc_req *q)
 {
 	return q->sq_tail == q->sq_seg &&

@@ -259,6 +259,17 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 		 const struct mrc_env *e, struct mrc_req_out *o);
 
 /*
+ * WQE @w, already handed on (MRC_REQ_UD: a datagram), failed in the
+ * environment with @status (its packet could not be built: too long, a
+ * bad AH, an unreadable payload). It is an error WQE like any other: it
+ * keeps its first error status and completes with it once every WQE
+ * before it has; nothing after it starts (stop_new). The environment
+ * calls this before it takes the next step (protocol.rst "Error
+ * completions").
+ */
+void mrc_req_wqe_failed(struct mrc_req *q, struct mrc_swqe *w, u8 status);
+
+/*
  * SQD's drained state: every message started has completed (none is
  * partly segmented, none awaits its ACK or response). WQEs fetched but
  * not started do not count.

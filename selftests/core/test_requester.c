@@ -323,6 +323,45 @@ MRC_TEST(req_failed_local_op_stops_new)
 	MRC_EXPECT_EQ(q->failed, 1);
 }
 
+/*
+ * UD: a datagram the environment cannot build (too long, a bad AH) fails
+ * its WQE after the requester handed it on; the next datagrams of the
+ * batch are not sent.
+ */
+MRC_TEST(req_ud_failed_datagram_stops_new)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	struct mrc_swqe *w;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	q->cfg.ud = 1;
+	qt_post(MRC_OP_SEND, 8, 0);
+	w = qt_post(MRC_OP_SEND, 5000, 0);
+	qt_post(MRC_OP_SEND, 8, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_UD);
+	MRC_EXPECT_EQ(o.idx, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_UD);
+	MRC_EXPECT_EQ(o.idx, 1);
+	/* the environment cannot build it */
+	mrc_req_wqe_failed(q, w, MRC_WC_LOC_LEN_ERR);
+	MRC_EXPECT_EQ(w->status, MRC_WC_LOC_LEN_ERR);
+	MRC_EXPECT_EQ(q->stop_new, 1);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(q->sq_seg, 2);
+	/* a second error keeps the first */
+	mrc_req_wqe_failed(q, w, MRC_WC_LOC_QP_OP_ERR);
+	MRC_EXPECT_EQ(w->status, MRC_WC_LOC_LEN_ERR);
+	mrc_comp_complete(q, &mk_e);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_LOC_LEN_ERR);
+	MRC_EXPECT_EQ(q->sq_tail, 2);
+	MRC_EXPECT_EQ(q->failed, 1);
+}
+
 MRC_TEST(req_retx_and_timer)
 {
 	struct mrc_req_out o;
@@ -1897,6 +1936,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_failed_local_op_stops_new),
+	  MRC_CASE(req_ud_failed_datagram_stops_new),
 	  MRC_CASE(req_retx_and_timer),
 	  MRC_CASE(req_retx_keeps_segment_bounds),
 	  MRC_CASE(req_seg_size_and_address_change),

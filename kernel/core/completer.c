@@ -356,22 +356,38 @@ static struct mrc_swqe *comp_find_rd(const struct mrc_req *q, u32 req_psn)
 	return comp_find_rd_idx(q, req_psn, &idx);
 }
 
+/*
+ * An RNR NAK of @a->nak_psn: resend it after the RNR delay, up to the
+ * QP's rnr_retry times (7: forever). Once they are used up the WQE fails
+ * with RNR_RETRY_EXC_ERR and nothing of it is resent, as in IB: it
+ * completes when every WQE before it has (protocol.rst "ACK
+ * processing"). A NAK that answers an earlier transmission than the
+ * PSN's latest (duplicated, or overtaken by the resend: its tsecr is
+ * older than the latest send; 0 echoes nothing) is stale and ignored.
+ */
 static void comp_nak_rnr(struct mrc_req *q, const struct mrc_env *e,
 			 const struct mrc_ack_info *a)
 {
+	const struct mrc_sb_ent *ent = &q->sb.ent[a->nak_psn & (MRC_WND - 1)];
 	struct mrc_swqe *w = comp_psn_wqe(q, a->nak_psn);
+	u8 st = mrc_sb_state_of(&q->sb, a->nak_psn);
 
-	if (mrc_sb_mark_lost(&q->sb, a->nak_psn) || q->rnr_wait)
+	if (st != MRC_SB_INFLIGHT && st != MRC_SB_LOST)
 		return;
-	if (w && q->cfg.rnr_retry != 7) {
-		if (!w->rnr_left) {
-			if (w->status == MRC_WC_SUCCESS)
-				w->status = MRC_WC_RNR_RETRY_EXC_ERR;
-			q->stop_new = 1;
-			return;
-		}
-		w->rnr_left--;
+	if (a->tsecr && (s32)(a->tsecr - ent->sent_us) < 0)
+		return;
+	if (w && w->status != MRC_WC_SUCCESS)
+		return;		/* failed already: never resent */
+	if (w && !q->rnr_wait && q->cfg.rnr_retry != 7 && !w->rnr_left) {
+		w->status = MRC_WC_RNR_RETRY_EXC_ERR;
+		q->stop_new = 1;
+		return;
 	}
+	mrc_sb_mark_lost(&q->sb, a->nak_psn);
+	if (q->rnr_wait)
+		return;
+	if (w && q->cfg.rnr_retry != 7)
+		w->rnr_left--;
 	q->rnr_wait = 1;
 	e->ops->timer_arm(e->ctx, MRC_TIMER_RNR,
 			  comp_rnr_us[a->rnr_timer & 31]);

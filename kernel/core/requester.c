@@ -58,14 +58,50 @@ static void req_count(const struct mrc_env *e, u8 c, u32 n)
 
 /* ----------------------------------------------------- retransmission */
 
+/*
+ * Is outstanding @psn a request packet of a WQE that failed (RNR retries
+ * exceeded, a packet that could not be built, a fatal NAK, cut)? Such a
+ * WQE completes with its error without an ACK: nothing of it is resent.
+ */
+static bool req_psn_failed(const struct mrc_req *q, u32 psn)
+{
+	const struct mrc_txd *d = &q->pkt[psn & (MRC_WND - 1)];
+
+	return d->kind == MRC_TXD_REQ &&
+	       d->idx - q->sq_tail < q->sq_head - q->sq_tail &&
+	       mrc_req_swqe(q, d->idx)->status != MRC_WC_SUCCESS;
+}
+
+/* Is every outstanding PSN not SACKed one of a failed WQE? */
+static bool req_only_failed_left(const struct mrc_req *q)
+{
+	u32 psn;
+
+	for (psn = q->sb.una; mrc_seq_lt(psn, q->sb.nxt); psn++) {
+		u8 st = mrc_sb_state_of(&q->sb, psn);
+
+		if ((st == MRC_SB_INFLIGHT || st == MRC_SB_LOST) &&
+		    !req_psn_failed(q, psn))
+			return false;
+	}
+	return true;
+}
+
 int mrc_req_retx(struct mrc_req *q, const struct mrc_env *e,
 		 struct mrc_req_out *o)
 {
 	u32 psn, ppsn;
 	int path;
 
-	if (mrc_sb_next_lost(&q->sb, &psn))
+	if (!q->sb.nlost)
 		return -1;
+	for (psn = q->sb.una; ; psn++) {
+		if (!mrc_seq_lt(psn, q->sb.nxt))
+			return -1;
+		if (mrc_sb_state_of(&q->sb, psn) == MRC_SB_LOST &&
+		    !req_psn_failed(q, psn))
+			break;
+	}
 	o->cause = mrc_sb_cause(&q->sb, psn);
 	path = mrc_paths_pick(&q->paths, q->sb.inflight);
 	if (path < 0)
@@ -401,7 +437,12 @@ void mrc_req_timer(struct mrc_req *q, const struct mrc_env *e)
 	u32 i, n, psn, age, busy = 0, stale = 0;
 	bool blame;
 
-	if (!mrc_sb_outstanding(&q->sb)) {
+	/*
+	 * Nothing outstanding that an ACK can still be awaited for (the
+	 * packets of a failed WQE are never resent): what the QP may still
+	 * wait for are responses.
+	 */
+	if (!mrc_sb_outstanding(&q->sb) || req_only_failed_left(q)) {
 		if (q->rd_atomic_out && q->cfg.running)
 			mrc_comp_resp_timer(q, e);
 		return;

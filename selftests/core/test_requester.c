@@ -197,6 +197,56 @@ MRC_TEST(req_responds_while_error_pending)
 }
 
 /*
+ * An RNR NAK stops the QP's requests, not the responses it owes the peer
+ * (protocol.rst "READ and atomics"): during the RNR wait a READ response
+ * is sent and a lost response PSN is resent, while no new request starts
+ * and no lost request PSN is resent until the wait ends. Else a peer that
+ * posts its receive once its READ from this QP completes never does
+ * before this QP's RNR retries run out (IB: the wait is the requester's,
+ * the responder answers all the while).
+ */
+MRC_TEST(req_responds_during_rnr_wait)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	qt_post(MRC_OP_SEND, 100, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);  /* PSN 0 */
+	qt_post(MRC_OP_SEND, 100, 0);
+	/* PSN 0 was RNR NAKed (comp_nak_rnr): lost, the wait begins */
+	mrc_sb_mark_lost(&q->sb, 0);
+	q->rnr_wait = 1;
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(q->sq_seg, 1);		/* the second SEND waits */
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+	/* the peer's READ arrives: answered during the wait */
+	qt_peer_read(r, 5000, 500);
+	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	MRC_EXPECT_EQ(o.psn, 1);
+	MRC_EXPECT_EQ(qt_txd(1)->opcode, MRC_OP_READ_RESP);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	/* its packet is lost: resent during the wait, the request is not */
+	mrc_sb_mark_lost(&q->sb, 1);
+	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
+	MRC_EXPECT_EQ(o.psn, 1);
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+	MRC_EXPECT_EQ(mrc_sb_state_of(&q->sb, 0), MRC_SB_LOST);
+	/* the wait ends: the NAKed PSN is resent, the next SEND starts */
+	q->rnr_wait = 0;
+	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
+	MRC_EXPECT_EQ(o.psn, 0);
+	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 0);
+	MRC_EXPECT_EQ(o.psn, 2);
+	MRC_EXPECT_EQ(q->sq_seg, 2);
+}
+
+/*
  * Sim finding 6: the retransmission of a READ response whose MR is gone
  * becomes a PROBE (the peer may have the PSN; its READ may have
  * completed and invalidated the MR) MRC_RESP_GONE_PROBES times, then the
@@ -1931,6 +1981,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_segments_in_order),
 	  MRC_CASE(req_responses_between_messages),
 	  MRC_CASE(req_responds_while_error_pending),
+	  MRC_CASE(req_responds_during_rnr_wait),
 	  MRC_CASE(req_cuts_partial_message_on_stop_new),
 	  MRC_CASE(req_sqd_finishes_started_message_only),
 	  MRC_CASE(req_resp_gone_probes_then_fails),

@@ -23,7 +23,9 @@
  *  - sqd: RTS -> SQD drains the send queue (IBA 10.3.1, 11.2.4): idle,
  *    IBV_EVENT_SQ_DRAINED once and sq_draining 0; a SEND posted in SQD
  *    is held until RTS; SQD entered under 1 MiB WRITEs: the started ones
- *    complete before the event, the others wait for RTS.
+ *    complete before the event, the others wait for RTS;
+ *  - rnr_resp: a QP waiting out an RNR NAK still answers its peer's
+ *    READ (the peer posts its receive only after that READ completed).
  *
  *   cc -o conformance conformance.c -libverbs
  *   conformance [-R] [-s SECTIONS] DEV
@@ -1497,6 +1499,126 @@ out:
 	free(dst);
 }
 
+/* --------------------------------- responses during an RNR wait */
+
+/*
+ * An RNR NAK makes the requester wait; the responder of the same QP
+ * answers all the while (IBA 9.7.5.2.8: the wait is the requester's).
+ * A SENDs to B, which has no receive; with A in its RNR wait (B's
+ * min_rnr_timer 245.76 ms, A's rnr_retry 1), B READs from A and posts
+ * its receive only once that READ has completed -- what a ULP that
+ * fetches a descriptor before it can take the next message does. The
+ * READ must complete during the wait, so A's one retry finds the receive:
+ * A's SEND succeeds and every byte of both arrives. A responder that
+ * answers only between RNR waits completes the READ after the retry's
+ * RNR NAK and A's SEND fails RNR_RETRY_EXC_ERR.
+ */
+static void test_rnr_resp(struct ibv_pd *pd)
+{
+	static uint8_t abuf[BUF_SZ] __attribute__((aligned(4096)));
+	static uint8_t bbuf[BUF_SZ] __attribute__((aligned(4096)));
+	const uint32_t slen = 3000, rlen = 8192;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.rq_psn = 300, .max_dest_rd_atomic = 4, .min_rnr_timer = 29,
+		.ah_attr = {
+			.is_global = 1, .port_num = 1,
+			.grh = { .dgid = gid, .sgid_index = gid_index,
+				 .hop_limit = 64 },
+		},
+	};
+	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	int rts = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+	struct ibv_mr *amr = NULL, *bmr = NULL;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_cq *cqa, *cqb;
+	struct ibv_wc wc;
+	double t0, tread = -1;
+	bool rd_ok = false, send_ok = false, recv_ok = false;
+	int ret;
+
+	cqa = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cqb = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	amr = ibv_reg_mr(pd, abuf, BUF_SZ, acc);
+	bmr = ibv_reg_mr(pd, bbuf, BUF_SZ, acc);
+	CHECK(cqa && cqb && amr && bmr, "rnr_resp: CQs and MRs");
+	if (!cqa || !cqb || !amr || !bmr)
+		goto out;
+	qa = plain_qp(pd, cqa);
+	qb = plain_qp(pd, cqb);
+	if (!qa || !qb || to_init(qa, acc) || to_init(qb, acc))
+		goto setup;
+	a.dest_qp_num = qb->qp_num;
+	a.rq_psn = 300;
+	if (ibv_modify_qp(qa, &a, rtr))
+		goto setup;
+	a.dest_qp_num = qa->qp_num;
+	a.rq_psn = 400;
+	if (ibv_modify_qp(qb, &a, rtr))
+		goto setup;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.max_rd_atomic = 4;
+	a.rnr_retry = 1;
+	a.sq_psn = 400;
+	if (ibv_modify_qp(qa, &a, rts))
+		goto setup;
+	a.rnr_retry = 7;
+	a.sq_psn = 300;
+	if (ibv_modify_qp(qb, &a, rts))
+		goto setup;
+
+	fill(abuf, slen, 81);
+	fill(abuf + 16384, rlen, 82);
+	memset(bbuf, 0, BUF_SZ);
+	ret = post_send1(qa, IBV_WR_SEND, abuf, slen, amr->lkey, 0, 0);
+	CHECK(!ret, "rnr_resp: A posts a SEND to B, which has no receive");
+	/* A's SEND is RNR NAKed at once: A waits 245.76 ms */
+	usleep(20000);
+	t0 = now_s();
+	ret = post_send1(qb, IBV_WR_RDMA_READ, bbuf + 16384, rlen, bmr->lkey,
+			 (uintptr_t)(abuf + 16384), amr->rkey);
+	if (!ret && poll_one(cqb, &wc, 10)) {
+		tread = (now_s() - t0) * 1000;
+		rd_ok = wc.status == IBV_WC_SUCCESS &&
+			bad_byte(bbuf + 16384, rlen, 82) < 0;
+		printf("#     B's READ: %s after %.1f ms\n",
+		       ibv_wc_status_str(wc.status), tread);
+	}
+	CHECK(rd_ok, "rnr_resp: B's READ from A completes, %u bytes exact",
+	      rlen);
+	/* only now does B take A's message */
+	ret = post_recv(qb, 0x71, bbuf, 4096, bmr->lkey);
+	if (!ret && poll_one(cqa, &wc, 10)) {
+		send_ok = wc.status == IBV_WC_SUCCESS;
+		printf("#     A's SEND: %s\n", ibv_wc_status_str(wc.status));
+	}
+	CHECK(send_ok, "rnr_resp: A's SEND succeeds on its one RNR retry "
+	      "(B's READ was answered during A's RNR wait: %.1f ms)", tread);
+	if (send_ok && poll_one(cqb, &wc, 10))
+		recv_ok = wc.wr_id == 0x71 && wc.status == IBV_WC_SUCCESS &&
+			  wc.byte_len == slen && bad_byte(bbuf, slen, 81) < 0;
+	CHECK(recv_ok, "rnr_resp: B receives the %u bytes exact", slen);
+	goto out;
+setup:
+	CHECK(0, "rnr_resp: QP setup (%s)", strerror(errno));
+out:
+	put_qp(qa);
+	put_qp(qb);
+	put_mr(amr);
+	put_mr(bmr);
+	if (cqa)
+		ibv_destroy_cq(cqa);
+	if (cqb)
+		ibv_destroy_cq(cqb);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -1545,6 +1667,8 @@ int main(int argc, char **argv)
 		test_zerolen(pd);
 	if (want("sqd"))
 		test_sqd(pd);
+	if (want("rnr_resp"))
+		test_rnr_resp(pd);
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
 	ibv_close_device(ctx);

@@ -229,7 +229,8 @@ again:
 		/* responses to send before our PSN space is known */
 		if (mrc_resp_ready(&s->resp) && mrc_rspq_len(&s->resp.rspq))
 			tp_probe(qp, &e, &q, 0);
-	} else if ((s->running || mrc_resp_ready(&s->resp)) && !s->req.rnr_wait) {
+	} else if (s->running || mrc_resp_ready(&s->resp)) {
+		/* an RNR wait holds requests, not responses (the core's) */
 		n = tp_retransmit(qp, &e, &q, TP_TX_BATCH);
 		n += tp_send_new(qp, &e, &q, TP_TX_BATCH - n);
 		/* after sending: a fresh timer covers what was just sent */

@@ -87,6 +87,17 @@ static bool req_only_failed_left(const struct mrc_req *q)
 	return true;
 }
 
+/*
+ * Is lost @psn not to be resent now: a failed WQE's, or a request packet
+ * during an RNR wait (which holds requests, not the responses owed to
+ * the peer)?
+ */
+static bool req_psn_held(const struct mrc_req *q, u32 psn)
+{
+	return req_psn_failed(q, psn) ||
+	       (q->rnr_wait && q->pkt[psn & (MRC_WND - 1)].kind == MRC_TXD_REQ);
+}
+
 int mrc_req_retx(struct mrc_req *q, const struct mrc_env *e,
 		 struct mrc_req_out *o)
 {
@@ -99,7 +110,7 @@ int mrc_req_retx(struct mrc_req *q, const struct mrc_env *e,
 		if (!mrc_seq_lt(psn, q->sb.nxt))
 			return -1;
 		if (mrc_sb_state_of(&q->sb, psn) == MRC_SB_LOST &&
-		    !req_psn_failed(q, psn))
+		    !req_psn_held(q, psn))
 			break;
 	}
 	o->cause = mrc_sb_cause(&q->sb, psn);
@@ -308,7 +319,8 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			 * READ/atomic responses are the responder's duty: they
 			 * go on while an error WQE is pending (stop_new), else
 			 * two QPs each with one behind a READ to the other
-			 * wait for each other (protocol.rst "READ and
+			 * wait for each other, and during an RNR wait, which
+			 * holds requests only (protocol.rst "READ and
 			 * atomics"). Never inside a request message: one
 			 * partly sent under stop_new is cut first.
 			 */
@@ -318,7 +330,8 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 				next = MRC_REQS_CUT;
 			else if (!mid && !q->failed && mrc_resp_rsp_ready(r))
 				next = MRC_REQS_RESPOND;
-			else if (q->stop_new || !q->cfg.running)
+			else if (q->stop_new || !q->cfg.running ||
+				 q->rnr_wait)
 				next = MRC_REQS_DONE;
 			else if (q->cfg.sqd && !mid)
 				next = MRC_REQS_DONE;	/* SQD: no new message */

@@ -140,7 +140,8 @@ struct mrc_req {
 	/*
 	 * anchored: sb's initial PSN is known (RTS, or the ACK of a PROBE
 	 * sent while responses wait in RTR). rnr_wait: an RNR NAK stopped
-	 * the requester until MRC_TIMER_RNR fires. tlp_armed: MRC_TIMER_RTO
+	 * requests (new and resent; responses go on) until MRC_TIMER_RNR
+	 * fires. tlp_armed: MRC_TIMER_RTO
 	 * is a tail-loss probe; tlp_done: one was sent since the last
 	 * cumulative progress. stop_new: an error WQE is pending, no new
 	 * request is sent (READ/atomic responses still are; a partly sent
@@ -244,14 +245,16 @@ enum mrc_req_state {
 
 /*
  * The next lost PSN to resend, accounted on a path: 0 and @o (psn, ppsn,
- * path, cause), or -1 when nothing is lost or no path has room.
+ * path, cause), or -1 when nothing is lost or no path has room. Never
+ * one of a failed WQE; during an RNR wait only response PSNs.
  */
 int mrc_req_retx(struct mrc_req *q, const struct mrc_env *e,
 		 struct mrc_req_out *o);
 
 /*
  * One step of sending new packets: the READ/atomic responses of @r
- * between messages, then the segments of the send WQEs in order. Returns
+ * between messages, then the segments of the send WQEs in order (none
+ * during an RNR wait or with an error WQE pending). Returns
  * enum mrc_req_step. A MRC_REQ_PKT response whose packet cannot be built
  * (its MR went away: @r->rsp_abort) ends the round.
  */

@@ -2684,7 +2684,8 @@ static void fq_tx(struct fq *f)
 		COV(req_probe);
 		fq_send(f, &p, NULL, 0);
 	}
-	if (q->anchored && !q->rnr_wait && !q->failed) {
+	/* an RNR wait holds requests, not responses: the core decides */
+	if (q->anchored && !q->failed) {
 		while (!mrc_req_retx(q, &f->env, &o)) {
 			if (fq_build(f, o.psn, &p, payload)) {
 				/* as tx.c: a READ response whose MR is gone */

@@ -324,6 +324,54 @@ MRC_TEST(req_gating_error_local_ud)
 	MRC_EXPECT_EQ(mrc_sb_outstanding(&q->sb), 0);
 }
 
+/*
+ * A READ WQE that fails before it is sent (a bad lkey at fetch) is never
+ * counted in rd_atomic_out, so its completion must not take one off: the
+ * count wrapped to 2^32 - 1 while the flush and the response timer still
+ * consult it (RESET zeroes it).
+ */
+MRC_TEST(req_failed_read_not_counted)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	struct mrc_swqe *w;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	q->cfg.max_rd_atomic = 4;
+	w = qt_post(MRC_OP_READ_REQ, 64, 0);
+	w->signaled = 1;
+	w->num_sge = 1;
+	w = qt_post(MRC_OP_READ_REQ, 64, 0);
+	w->status = MRC_WC_LOC_PROT_ERR;	/* as a bad lkey at fetch */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);
+	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(q->stop_new, 1);
+	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
+	/* the first READ is answered: both complete, nothing is owed */
+	{
+		u8 data[64];
+		struct mrc_src src = { .pkt = data, .buf = NULL, .off = 0 };
+		struct mrc_pkt p;
+
+		memset(data, 5, sizeof(data));
+		memset(&p, 0, sizeof(p));
+		p.opcode = MRC_OP_READ_RESP;
+		p.rresp.req_psn = 0;
+		p.rresp.msg_len = 64;
+		p.payload_len = 64;
+		mrc_comp_resp(q, &mk_e, &p, &src);
+	}
+	mrc_comp_complete(q, &mk_e);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_LOC_PROT_ERR);
+	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
+}
+
 /* A local operation that fails (as a bad MW bind does). */
 static void qt_local_op_fails(void *ctx, struct mrc_swqe *w)
 {
@@ -1987,6 +2035,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_failed_local_op_stops_new),
+	  MRC_CASE(req_failed_read_not_counted),
 	  MRC_CASE(req_ud_failed_datagram_stops_new),
 	  MRC_CASE(req_retx_and_timer),
 	  MRC_CASE(req_retx_keeps_segment_bounds),

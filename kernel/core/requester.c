@@ -376,6 +376,8 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			break;
 		case MRC_REQS_ERR_WQE:
 			w->segmented = 1;
+			/* never sent: no response owed (rd_atomic_out) */
+			w->resp_done = 1;
 			q->sq_seg++;
 			q->stop_new = 1;
 			ret = MRC_REQ_AGAIN;

@@ -29,6 +29,9 @@
 #define MK_MEM		4096
 #define MK_VA		0x10000ULL
 #define MK_RKEY		0x1234
+/* mk.alias: the same memory registered again, zero-based (VA = offset) */
+#define MK_RKEY2	0x5678
+#define MK_ALIAS_H	((void *)&mk.alias)
 #define MK_RQ		8
 #define MK_RBUF		256
 #define MK_EMIT		32
@@ -54,6 +57,12 @@ struct mock_env {
 	 * the key no longer resolves.
 	 */
 	u32 mr_gone_after;
+	/*
+	 * alias: MK_RKEY2 resolves too, to the same MK_MEM bytes registered
+	 * a second time, zero-based (its VA is the offset): two keys, two
+	 * handles (MK_ALIAS_H), one memory.
+	 */
+	bool alias;
 	u64 atomics;		/* mr_atomic calls */
 	u32 inval, inval_rkey;
 	bool inval_fail;	/* the invalidation itself fails */
@@ -148,10 +157,21 @@ static void mk_release(void *ctx, const void *pkt)
 	mk.last_released = pkt;
 }
 
+/* The offset in mk.mem of @va through handle @mr. */
+static u64 mk_off(const void *mr, u64 va)
+{
+	return mr == MK_ALIAS_H ? va : va - MK_VA;
+}
+
 static void *mk_mr_get(void *ctx, u32 key, bool remote, u32 access, u64 va,
 		       u64 len)
 {
 	mk.mr_gets++;
+	if (mk.alias && mk.mr_valid && key == MK_RKEY2 &&
+	    !(access & ~mk.mr_access) && va + len <= MK_MEM) {
+		mk.mr_refs++;
+		return MK_ALIAS_H;
+	}
 	if (!mk.mr_valid || key != MK_RKEY || (access & ~mk.mr_access) ||
 	    va < MK_VA || va + len > MK_VA + MK_MEM)
 		return NULL;
@@ -169,7 +189,7 @@ static void mk_mr_put(void *ctx, void *mr)
 static int mk_mr_write(void *ctx, void *mr, u64 va, const struct mrc_src *src,
 		       u32 len)
 {
-	memcpy(mk.mem + (va - MK_VA), mk_src(src), len);
+	memcpy(mk.mem + mk_off(mr, va), mk_src(src), len);
 	return MRC_COPY_OK;
 }
 
@@ -178,13 +198,13 @@ static void mk_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
 {
 	u64 v;
 
-	memcpy(&v, mk.mem + (va - MK_VA), 8);
+	memcpy(&v, mk.mem + mk_off(mr, va), 8);
 	*orig = v;
 	if (cmp_swap)
 		v = v == compare ? swap_add : v;
 	else
 		v += swap_add;
-	memcpy(mk.mem + (va - MK_VA), &v, 8);
+	memcpy(mk.mem + mk_off(mr, va), &v, 8);
 	mk.atomics++;
 }
 

@@ -477,6 +477,50 @@ MRC_TEST(resp_write_order_later_psn_wins)
 	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_OUT_OF_ORDER], 1);
 }
 
+/*
+ * Write order holds across keys that reach the same bytes (a buffer
+ * registered twice, here once zero-based; a window and its MR): the
+ * record is of the memory, not of the key (worder.h, mr_canon).
+ */
+MRC_TEST(resp_write_order_aliased_keys)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 10);
+	mk.alias = true;
+	memset(rt_pay[0], 0xaa, 64);
+	memset(rt_pay[1], 0xbb, 64);
+	memset(rt_pay[2], 0xcc, 64);
+	memset(rt_pay[3], 0xdd, 64);
+	/* PSN 11 writes bytes [32, 96) through the second key, overtaking
+	 * PSN 10, which writes [0, 64) through the first */
+	rt_write(&p, 11, 32, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	p.write.rkey = MK_RKEY2;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	rt_write(&p, 10, MK_VA, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	/* the other way round: PSN 13 through the first key wins */
+	rt_write(&p, 13, MK_VA + 200, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[3], false);
+	rt_write(&p, 12, 180, 64, 0, 64, MRC_F_FIRST | MRC_F_LAST);
+	p.write.rkey = MK_RKEY2;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false);
+	MRC_EXPECT_EQ(r->rx.cum, 14);
+	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	MRC_EXPECT_EQ(mk.mem[0], 0xaa);
+	MRC_EXPECT_EQ(mk.mem[31], 0xaa);
+	MRC_EXPECT_EQ(mk.mem[32], 0xbb);
+	MRC_EXPECT_EQ(mk.mem[63], 0xbb);
+	MRC_EXPECT_EQ(mk.mem[95], 0xbb);
+	MRC_EXPECT_EQ(mk.mem[180], 0xcc);
+	MRC_EXPECT_EQ(mk.mem[199], 0xcc);
+	MRC_EXPECT_EQ(mk.mem[200], 0xdd);
+	MRC_EXPECT_EQ(mk.mem[243], 0xdd);
+	MRC_EXPECT_EQ(mk.mem[263], 0xdd);
+}
+
 MRC_TEST(resp_read_waits_for_earlier_write)
 {
 	struct mrc_resp *r;
@@ -2045,6 +2089,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_write_seg_size_change_refused),
 	  MRC_CASE(resp_write_seg_size_change_held_last),
 	  MRC_CASE(resp_write_order_later_psn_wins),
+	  MRC_CASE(resp_write_order_aliased_keys),
 	  MRC_CASE(resp_read_waits_for_earlier_write),
 	  MRC_CASE(resp_atomic_once),
 	  MRC_CASE(resp_access_errors),

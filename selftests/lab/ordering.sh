@@ -12,7 +12,8 @@
 #
 # Under each netem condition (both directions) the client runs, ORDER_ITERS
 # times each: WRITE then READ of the same range (READ sees the WRITE),
-# WRITE then FETCH_ADD 0 / CMP_SWAP on the written word (both see the
+# overlapping WRITEs, also through two keys of the same bytes (the later
+# one's bytes win), WRITE then FETCH_ADD 0 / CMP_SWAP on the written word (both see the
 # written value), CMP_SWAP and FETCH_ADD chains (each sees its
 # predecessor's result: in order, exactly once), and SENDs /
 # WRITE_WITH_IMMs against a server that posts its receives late (RNR):

@@ -17,6 +17,11 @@
  *  write-write   two RDMA_WRITEs to overlapping ranges, then four 8-byte
  *                WRITEs of a rising counter to one word inside, then a
  *                READ of the span: later WRITEs win, as in PSN order.
+ *  write-alias   as write-write, but the two overlapping WRITEs reach the
+ *                same bytes through different keys: the server registers
+ *                its write area a second time, zero-based (rkey2); which
+ *                key writes first alternates. The later one's bytes win
+ *                whichever key named them.
  *  write-atomic  RDMA_WRITE of 16 KiB whose last word holds a fresh value
  *                v, then FETCH_ADD 0 and CMP_SWAP(v -> v+1) on that word:
  *                both return v, a READ afterwards returns v+1.
@@ -95,6 +100,8 @@ struct conn_info {
 	uint64_t addr;
 	uint32_t rkey;
 	uint32_t iters;
+	uint32_t rkey2;		/* the write area again, zero-based */
+	uint32_t pad2;
 };
 
 struct verdict {
@@ -122,7 +129,7 @@ static uint32_t iters = 500;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
-static struct ibv_mr *mr;
+static struct ibv_mr *mr, *mr2;
 static uint8_t *buf;
 static struct conn_info me, peer;
 static int n_pass, n_fail;
@@ -247,8 +254,12 @@ static void setup(const char *dev)
 	mr = ibv_reg_mr(pd, buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	/* write-alias: the write area registered again, zero-based */
+	mr2 = ibv_reg_mr_iova(pd, buf + WR_AREA, WR_AREA_SZ, 0,
+			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			      IBV_ACCESS_REMOTE_READ);
 	cq = ibv_create_cq(ctx, 4 * SQ_DEPTH, NULL, NULL, 0);
-	if (!mr || !cq)
+	if (!mr || !mr2 || !cq)
 		die("reg_mr/create_cq: %s", strerror(errno));
 	ia.send_cq = cq;
 	ia.recv_cq = cq;
@@ -269,6 +280,7 @@ static void setup(const char *dev)
 	me.mtu = pa.active_mtu;
 	me.addr = (uintptr_t)buf;
 	me.rkey = mr->rkey;
+	me.rkey2 = mr2->rkey;
 	me.iters = iters;
 }
 
@@ -522,6 +534,60 @@ static void write_write(void)
 			bad(&t, "iter %u: WRITE A %u B at +%u, counter at +%u: byte %ld is %02x, want %02x (%s)",
 			    it, len, shift, w, m, buf[L_DST + m], ref[m],
 			    m >= w && m < w + 8 ? "counter" :
+			    m >= shift ? "B's byte" : "A's byte");
+	}
+	report(&t);
+}
+
+/*
+ * Two overlapping WRITEs through two keys of the same bytes (the area
+ * and its zero-based second registration), then a READ of the span: B
+ * over A, whichever key each used.
+ */
+static void write_alias(void)
+{
+	struct tally t = { .name = "write-alias" };
+	uint32_t it, len, off, shift, sa, sb, span, i, roff[2];
+	uint8_t *ref = buf + L_DST + (512u << 10);
+	struct ibv_send_wr *w;
+	bool b2;
+	long m;
+
+	for (it = 0; it < iters; it++) {
+		len = 2048 + rnd() % 30000;
+		shift = rnd() % 1024;
+		span = len + shift;
+		off = rnd() % (WR_AREA_SZ - span);
+		sa = (uint32_t)rnd();
+		sb = (uint32_t)rnd();
+		b2 = it & 1;		/* B through the second key */
+		ofill(buf + L_SRC, len, sa);
+		ofill(buf + L_SRC + (64u << 10), len, sb);
+		roff[0] = off;
+		roff[1] = off + shift;
+		for (i = 0; i < 2; i++) {
+			w = add_wr(IBV_WR_RDMA_WRITE, L_SRC + i * (64u << 10),
+				   len, WR_AREA + roff[i], false);
+			if (b2 == (i == 1)) {
+				w->wr.rdma.remote_addr = roff[i];
+				w->wr.rdma.rkey = peer.rkey2;
+			}
+		}
+		memcpy(ref, buf + L_SRC, len);
+		memcpy(ref + shift, buf + L_SRC + (64u << 10), len);
+		memset(buf + L_DST, 0, span);
+		add_wr(IBV_WR_RDMA_READ, L_DST, span, WR_AREA + off, true);
+		run_chain("write-alias", it);
+		m = -1;
+		for (i = 0; i < span && m < 0; i++)
+			if (buf[L_DST + i] != ref[i])
+				m = i;
+		if (m < 0)
+			t.ok++;
+		else
+			bad(&t, "iter %u: WRITE A %u (key %d) B at +%u (key %d): byte %ld is %02x, want %02x (%s)",
+			    it, len, b2 ? 1 : 2, shift, b2 ? 2 : 1, m,
+			    buf[L_DST + m], ref[m],
 			    m >= shift ? "B's byte" : "A's byte");
 	}
 	report(&t);
@@ -1163,6 +1229,7 @@ int main(int argc, char **argv)
 		t_check = now();
 		write_read();
 		write_write();
+		write_alias();
 		write_atomic();
 		chains();
 		recv_order_client();

@@ -130,6 +130,28 @@ static int tp_env_mr_write(void *ctx, void *mr, u64 va,
 	       MRC_COPY_PROT : MRC_COPY_OK;
 }
 
+/*
+ * Write order is kept per byte of memory (core/worder.h): a user MR's
+ * bytes are named by their user address -- every MR of a user PD maps
+ * the one process, so a buffer registered twice, zero-based or not, and
+ * a window (which resolves to its MR) name the same bytes the same way.
+ * A kernel MR's by the MR and its iova (its pages need not be virtually
+ * contiguous).
+ */
+static void tp_env_mr_canon(void *ctx, void *mr, u64 va, u32 *space,
+			    u64 *cva)
+{
+	struct metaroce_mr *m = mr;
+
+	if (m->type == METAROCE_MR_USER && m->umem) {
+		*space = 0;
+		*cva = m->umem->address + (va - m->ibmr.iova);
+	} else {
+		*space = (m->ibmr.lkey >> 8) + 1;
+		*cva = va;
+	}
+}
+
 static void tp_env_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
 			     u64 compare, u64 swap_add, u64 *orig)
 {
@@ -375,6 +397,7 @@ const struct mrc_env_ops metaroce_tp_env_ops = {
 	.mr_get = tp_env_mr_get,
 	.mr_put = tp_env_mr_put,
 	.mr_write = tp_env_mr_write,
+	.mr_canon = tp_env_mr_canon,
 	.mr_atomic = tp_env_mr_atomic,
 	.mr_invalidate = tp_env_mr_invalidate,
 	.rq_pop = tp_env_rq_pop,

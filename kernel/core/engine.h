@@ -172,6 +172,14 @@ struct mrc_env_ops {
 	 * succeed?). 0 or non-zero.
 	 */
 	int (*mr_invalidate)(void *ctx, u32 rkey, bool check_only);
+	/*
+	 * Optional. Where @va of @mr lies in memory, for write order
+	 * (worder.h): a space and an address in it, the same for every key
+	 * that reaches the byte (a buffer registered twice, a window and its
+	 * MR), linear within one packet's range. Without it, the key and
+	 * @va stand for the memory.
+	 */
+	void (*mr_canon)(void *ctx, void *mr, u64 va, u32 *space, u64 *cva);
 
 	/*
 	 * Receive queue. rq_pop: take the next posted receive WQE into the

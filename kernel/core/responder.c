@@ -464,20 +464,21 @@ static int resp_place_send(struct mrc_resp *r, const struct mrc_env *e,
  */
 static int resp_write_copy(struct mrc_resp *r, const struct mrc_env *e,
 			   void *mr, const struct mrc_pkt *p,
-			   const struct mrc_src *src)
+			   const struct mrc_src *src, u32 space, u64 cva)
 {
 	u64 va = p->write.va + p->write.offset;
 	struct mrc_src piece = *src;
-	u32 i, n;
+	u32 i, n, off;
 	int err;
 
 	if (!mrc_seq_lt(p->psn + 1, r->rx.top))	/* nothing later seen */
 		return e->ops->mr_write(e->ctx, mr, va, src, p->payload_len);
-	n = mrc_wo_pieces(&r->wo, p->psn, r->rx.top, p->write.rkey, va,
+	n = mrc_wo_pieces(&r->wo, p->psn, r->rx.top, space, cva,
 			  p->payload_len, r->wo.out);
 	for (i = 0; i < n; i++) {
-		piece.off = src->off + (u32)(r->wo.out[i].va - va);
-		err = e->ops->mr_write(e->ctx, mr, r->wo.out[i].va, &piece,
+		off = (u32)(r->wo.out[i].va - cva);
+		piece.off = src->off + off;
+		err = e->ops->mr_write(e->ctx, mr, va + off, &piece,
 				       r->wo.out[i].len);
 		if (err)
 			return err;
@@ -513,12 +514,27 @@ static bool resp_inv_pending(const struct mrc_resp *r, u32 rkey, u32 psn)
 	return false;
 }
 
+/*
+ * Where the bytes at @va of @mr are, for the write-order record: the
+ * environment's answer (mr_canon), else the key and @va.
+ */
+static void resp_wo_where(const struct mrc_env *e, void *mr, u32 key,
+			  u64 va, u32 *space, u64 *cva)
+{
+	*space = key;
+	*cva = va;
+	if (mr && e->ops->mr_canon)
+		e->ops->mr_canon(e->ctx, mr, va, space, cva);
+}
+
 static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 			    const struct mrc_pkt *p, const struct mrc_src *src,
 			    u8 *syn, bool held)
 {
+	u64 va = p->write.va + p->write.offset, cva;
 	struct mrc_rslot *s = NULL;
 	void *mr = NULL;
+	u32 space;
 	int err = 0;
 
 	/*
@@ -579,15 +595,15 @@ static int resp_place_write(struct mrc_resp *r, const struct mrc_env *e,
 		resp_mr_put(e, mr);
 		return held ? RESP_DROP : RESP_HOLD;
 	}
+	resp_wo_where(e, mr, p->write.rkey, va, &space, &cva);
 	if (p->payload_len)
-		err = resp_write_copy(r, e, mr, p, src);
+		err = resp_write_copy(r, e, mr, p, src, space, cva);
 	resp_mr_put(e, mr);
 	if (err) {
 		*syn = MRC_SYN_REM_OP;
 		return RESP_DROP;
 	}
-	mrc_wo_record(&r->wo, p->psn, p->write.rkey,
-		      p->write.va + p->write.offset, p->payload_len);
+	mrc_wo_record(&r->wo, p->psn, space, cva, p->payload_len);
 	if (s) {
 		s->placed += p->payload_len;
 		resp_rslot_last(s, p);

@@ -6,8 +6,11 @@
  *
  * The responder records, for every sequenced PSN of its receive window
  * that it placed (or committed and holds), which bytes a WRITE packet
- * wrote: rkey, address and length (length 0 for anything else, and for a
- * held WRITE last packet until it is placed). Before placing a WRITE
+ * wrote: where in memory (a space and an address, as the environment's
+ * mr_canon names them, so that two keys reaching the same bytes -- a
+ * buffer registered twice, a window and its MR -- agree; else the rkey
+ * and address) and length (length 0 for anything else, and for a held
+ * WRITE last packet until it is placed). Before placing a WRITE
  * packet at PSN p it asks mrc_wo_pieces() for the parts of its range
  * that no WRITE packet of a later PSN, already placed, has written, and
  * copies only those. A late (retransmitted, overtaken) packet thus never
@@ -27,7 +30,7 @@
 struct mrc_wo_rec {
 	u64 va;
 	u32 len;		/* 0: not a placed WRITE packet */
-	u32 key;
+	u32 key;		/* the space (mr_canon), else the rkey */
 	u32 psn;
 };
 
@@ -49,7 +52,7 @@ void mrc_wo_init(struct mrc_worder *w);
 void mrc_wo_record(struct mrc_worder *w, u32 psn, u32 key, u64 va, u32 len);
 
 /*
- * The parts of [@va, @va + @len) (rkey @key, the packet of PSN @psn) not
+ * The parts of [@va, @va + @len) (space @key, the packet of PSN @psn) not
  * written by a WRITE packet recorded for a PSN in (@psn, @top): at most
  * MRC_WND pieces into @out (e.g. @w->out), in address order. Returns their number (0:
  * everything was overwritten by later WRITEs already).

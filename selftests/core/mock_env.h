@@ -208,6 +208,13 @@ static void mk_mr_atomic(void *ctx, void *mr, u64 va, bool cmp_swap,
 	mk.atomics++;
 }
 
+/* Both keys reach mk.mem: one space, the offset in it. */
+static void mk_mr_canon(void *ctx, void *mr, u64 va, u32 *space, u64 *cva)
+{
+	*space = 0;
+	*cva = mk_off(mr, va);
+}
+
 static int mk_mr_invalidate(void *ctx, u32 rkey, bool check_only)
 {
 	if (rkey != MK_RKEY)
@@ -401,6 +408,7 @@ static const struct mrc_env_ops mk_ops = {
 	.mr_write = mk_mr_write,
 	.mr_atomic = mk_mr_atomic,
 	.mr_invalidate = mk_mr_invalidate,
+	.mr_canon = mk_mr_canon,
 	.rq_pop = mk_rq_pop,
 	.rq_copy = mk_rq_copy,
 	.post_rcqe = mk_post_rcqe,

@@ -25,7 +25,10 @@
  *    is held until RTS; SQD entered under 1 MiB WRITEs: the started ones
  *    complete before the event, the others wait for RTS;
  *  - rnr_resp: a QP waiting out an RNR NAK still answers its peer's
- *    READ (the peer posts its receive only after that READ completed).
+ *    READ (the peer posts its receive only after that READ completed);
+ *  - srq_last_wqe: a QP of an SRQ raises IBV_EVENT_QP_LAST_WQE_REACHED
+ *    once when it enters ERR (modified, or by a fatal error); the SRQ's
+ *    other WQEs stay for the other QPs.
  *
  *   cc -o conformance conformance.c -libverbs
  *   conformance [-R] [-s SECTIONS] DEV
@@ -1249,10 +1252,12 @@ out:
 #define SQD_SLEN	1000
 
 /*
- * Async events for up to @ms or until @qp's SQ_DRAINED: returns how many
- * SQ_DRAINED of @qp were read; other events are counted in *other.
+ * Async events for up to @ms, or (@stop) until one of type @type for
+ * @qp: returns how many of those were read; other events are counted in
+ * *other. The async fd is non-blocking.
  */
-static int sqd_events(struct ibv_qp *qp, int ms, bool stop, int *other)
+static int qp_events(struct ibv_qp *qp, enum ibv_event_type type, int ms,
+		     bool stop, int *other)
 {
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	double end = now_s() + ms / 1000.0;
@@ -1261,8 +1266,7 @@ static int sqd_events(struct ibv_qp *qp, int ms, bool stop, int *other)
 
 	for (;;) {
 		if (!ibv_get_async_event(ctx, &ev)) {
-			if (ev.event_type == IBV_EVENT_SQ_DRAINED &&
-			    ev.element.qp == qp)
+			if (ev.event_type == type && ev.element.qp == qp)
 				n++;
 			else
 				(*other)++;
@@ -1277,6 +1281,11 @@ static int sqd_events(struct ibv_qp *qp, int ms, bool stop, int *other)
 		if (left <= 0 || poll(&pfd, 1, left) <= 0)
 			return n;
 	}
+}
+
+static int sqd_events(struct ibv_qp *qp, int ms, bool stop, int *other)
+{
+	return qp_events(qp, IBV_EVENT_SQ_DRAINED, ms, stop, other);
 }
 
 /* RTS -> SQD (@notify: IBV_QP_EN_SQD_ASYNC_NOTIFY) or SQD -> RTS. */
@@ -1499,6 +1508,129 @@ out:
 	free(dst);
 }
 
+/* ------------------------------------- SRQ: last WQE reached */
+
+static struct ibv_qp *srq_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+			     struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.srq = srq,
+		.cap = { .max_send_wr = 16, .max_send_sge = 2 },
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+/*
+ * IBA 10.3.1, 11.6.3: a QP attached to an SRQ that enters the error
+ * state -- moved there, or by a fatal error -- raises
+ * IBV_EVENT_QP_LAST_WQE_REACHED once no WQE of the SRQ will be consumed
+ * by it any more: the consumer waits for it before destroying or
+ * resetting the QP (as ib_drain_qp() does for an SRQ QP since Linux
+ * 6.11). Once per entry into ERR; the SRQ's other WQEs stay for the
+ * other QPs.
+ */
+static void test_srq_last_wqe(struct ibv_pd *pd)
+{
+	static uint8_t buf[BUF_SZ] __attribute__((aligned(4096)));
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_qp *qa = NULL, *qb = NULL, *qc = NULL, *qd = NULL;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_srq *srq = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_recv_wr rw, *bad;
+	struct ibv_sge sge;
+	struct ibv_cq *cq;
+	struct ibv_wc wc[4];
+	int i, n, got, other = 0, fl;
+	bool ok;
+
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	srq = cq && mr ? ibv_create_srq(pd, &sa) : NULL;
+	CHECK(cq && mr && srq, "srq_last_wqe: CQ, MR, SRQ (%s)",
+	      strerror(errno));
+	if (!srq)
+		goto out;
+	for (i = 0; i < 4; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)buf + 4096 * (i + 1), 4096,
+					mr->lkey };
+		rw = (struct ibv_recv_wr){ .wr_id = 0x90 + i, .sg_list = &sge,
+					   .num_sge = 1 };
+		if (ibv_post_srq_recv(srq, &rw, &bad))
+			goto setup;
+	}
+	qa = plain_qp(pd, cq);
+	qb = srq_qp(pd, cq, srq);
+	if (!qa || !qb || connect_pair(qa, qb))
+		goto setup;
+	qp_events(qb, IBV_EVENT_QP_LAST_WQE_REACHED, 0, false, &other);
+	fill(buf, 100, 91);
+	ok = !post_send1(qa, IBV_WR_SEND, buf, 100, mr->lkey, 0, 0) &&
+	     sqd_poll(cq, wc, 2, 10) == 2 && wc[0].status == IBV_WC_SUCCESS &&
+	     wc[1].status == IBV_WC_SUCCESS;
+	CHECK(ok, "srq_last_wqe: A's SEND lands in an SRQ WQE of B");
+	n = qp_events(qb, IBV_EVENT_QP_LAST_WQE_REACHED, 200, true, &other);
+	CHECK(n == 0, "srq_last_wqe: no event while B works (%d)", n);
+	CHECK(!ibv_modify_qp(qb, &a, IBV_QP_STATE), "srq_last_wqe: B to ERR");
+	n = qp_events(qb, IBV_EVENT_QP_LAST_WQE_REACHED, 2000, true, &other);
+	CHECK(n == 1, "srq_last_wqe: IBV_EVENT_QP_LAST_WQE_REACHED on B "
+	      "after modify to ERR (%d within 2 s)", n);
+	ibv_modify_qp(qb, &a, IBV_QP_STATE);
+	n = qp_events(qb, IBV_EVENT_QP_LAST_WQE_REACHED, 300, false, &other);
+	CHECK(n == 0, "srq_last_wqe: once per entry into ERR (%d more)", n);
+
+	/* the SRQ's other WQEs stay: a second pair takes one */
+	qc = srq_qp(pd, cq, srq);
+	qd = plain_qp(pd, cq);
+	if (!qc || !qd || connect_pair(qd, qc))
+		goto setup;
+	fill(buf, 200, 92);
+	got = 0;
+	ok = !post_send1(qd, IBV_WR_SEND, buf, 200, mr->lkey, 0, 0);
+	for (i = 0; ok && i < 2 && sqd_poll(cq, wc, 1, 10) == 1; i++) {
+		if (wc[0].opcode == IBV_WC_RECV)
+			got = wc[0].status == IBV_WC_SUCCESS &&
+			      wc[0].byte_len == 200 && wc[0].wr_id >= 0x91 &&
+			      bad_byte(buf + 4096 * (wc[0].wr_id - 0x90 + 1),
+				       200, 92) < 0;
+		else
+			ok = wc[0].status == IBV_WC_SUCCESS;
+	}
+	CHECK(ok && got, "srq_last_wqe: the SRQ's other WQEs stay for other QPs");
+
+	/* a fatal error (REM_ACCESS: a WRITE with a bad rkey) */
+	ok = !post_send1(qd, IBV_WR_RDMA_WRITE, buf, 64, mr->lkey,
+			 (uintptr_t)buf, mr->rkey ^ 0x5a) &&
+	     sqd_poll(cq, wc, 1, 10) == 1 &&
+	     wc[0].status == IBV_WC_REM_ACCESS_ERR;
+	CHECK(ok, "srq_last_wqe: a WRITE with a bad rkey -> REM_ACCESS_ERR");
+	n = qp_events(qc, IBV_EVENT_QP_LAST_WQE_REACHED, 2000, true, &other);
+	CHECK(n == 1, "srq_last_wqe: IBV_EVENT_QP_LAST_WQE_REACHED on the "
+	      "responder after its fatal error (%d within 2 s)", n);
+	goto out;
+setup:
+	CHECK(0, "srq_last_wqe: setup (%s)", strerror(errno));
+out:
+	printf("#     other async events: %d\n", other);
+	put_qp(qa);
+	put_qp(qb);
+	put_qp(qc);
+	put_qp(qd);
+	if (srq)
+		ibv_destroy_srq(srq);
+	put_mr(mr);
+	if (cq) {
+		drain(cq);
+		ibv_destroy_cq(cq);
+	}
+	fcntl(ctx->async_fd, F_SETFL, fl);
+}
+
 /* --------------------------------- responses during an RNR wait */
 
 /*
@@ -1669,6 +1801,8 @@ int main(int argc, char **argv)
 		test_sqd(pd);
 	if (want("rnr_resp"))
 		test_rnr_resp(pd);
+	if (want("srq_last_wqe"))
+		test_srq_last_wqe(pd);
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
 	ibv_close_device(ctx);

@@ -43,6 +43,33 @@ void metaroce_tp_flush(struct metaroce_qp *qp)
 	metaroce_tp_flush_sq(qp);
 	metaroce_tp_resp_flush(qp);	/* stops the responder */
 	mrc_sb_init(&s->req.sb, s->req.sb.nxt, 0, MRC_DUPTHRESH_DEFAULT);
+	/* no WQE of the SRQ is taken any more: IBA 11.6.3 */
+	if (qp->ibqp.srq && !s->last_wqe_done) {
+		s->last_wqe_done = true;
+		s->last_wqe_due = true;
+	}
+}
+
+/*
+ * After metaroce_tp_flush(), with the transport lock dropped: raise the
+ * last WQE reached event it owes, once. Takes the lock.
+ */
+void metaroce_tp_last_wqe(struct metaroce_qp *qp)
+{
+	struct metaroce_tps *s = qp->tp.s;
+	struct ib_event ev;
+	bool due;
+
+	spin_lock_bh(&qp->tp.lock);
+	due = s->last_wqe_due;
+	s->last_wqe_due = false;
+	spin_unlock_bh(&qp->tp.lock);
+	if (due && qp->ibqp.event_handler) {
+		ev.device = qp->ibqp.device;
+		ev.element.qp = &qp->ibqp;
+		ev.event = IB_EVENT_QP_LAST_WQE_REACHED;
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
 }
 
 /* ------------------------------------------------------ restrack */
@@ -153,6 +180,8 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->req.anchored = false;
 	s->req.failed = false;
 	s->fail_event = 0;
+	s->last_wqe_due = false;
+	s->last_wqe_done = false;
 	s->req.stop_new = false;
 	s->req.peer_err = false;
 	s->req.nak_found = false;
@@ -345,6 +374,8 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 		break;
 	}
 	spin_unlock_bh(&tp->lock);
+	if (state == IB_QPS_ERR)
+		metaroce_tp_last_wqe(qp);
 	if (state == IB_QPS_RESET)
 		metaroce_tp_txq_purge(qp);	/* packets of the last life */
 	if (kick)

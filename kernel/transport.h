@@ -226,6 +226,13 @@ struct metaroce_tps {
 	bool sqd, sqd_wait;
 	u32 sqd_gen;
 	u8 fail_event;		/* enum ib_event_type for ERR, 0 = fatal */
+	/*
+	 * A QP of an SRQ: the flush of this entry into ERR owes
+	 * IB_EVENT_QP_LAST_WQE_REACHED (last_wqe_due, raised after the
+	 * lock: metaroce_tp_last_wqe) and owed it already (last_wqe_done:
+	 * once per entry into ERR, cleared at RESET).
+	 */
+	bool last_wqe_due, last_wqe_done;
 	u32 mtu;		/* segment size: set at RTR, 0 from RESET */
 
 	/*
@@ -339,6 +346,7 @@ void metaroce_tp_flush_sq(struct metaroce_qp *qp);
 
 /* hooks.c: QP hooks */
 void metaroce_tp_flush(struct metaroce_qp *qp);
+void metaroce_tp_last_wqe(struct metaroce_qp *qp);
 
 /* resp.c */
 void metaroce_tp_resp(struct metaroce_qp *qp, struct mrc_pkt *p,

@@ -211,6 +211,7 @@ again:
 		spin_unlock_bh(&tp->lock);
 		hrtimer_cancel(&tp->rto_timer);
 		hrtimer_cancel(&tp->rnr_timer);
+		metaroce_tp_last_wqe(qp);
 		return;
 	}
 	metaroce_tp_env(&e, &c, qp, &q);

@@ -490,6 +490,17 @@ static void write_read(void)
  * counter to one word inside, then one READ of the whole span: the
  * bytes are what in-order execution leaves (later WRITEs win).
  */
+/* The first byte of @got that differs from @ref, or -1. */
+static long ref_diff(const uint8_t *got, const uint8_t *ref, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (got[i] != ref[i])
+			return i;
+	return -1;
+}
+
 static void write_write(void)
 {
 	struct tally t = { .name = "write-write" };
@@ -524,10 +535,7 @@ static void write_write(void)
 		memset(buf + L_DST, 0, span);
 		add_wr(IBV_WR_RDMA_READ, L_DST, span, WR_AREA + off, true);
 		run_chain("write-write", it);
-		m = -1;
-		for (i = 0; i < span && m < 0; i++)
-			if (buf[L_DST + i] != ref[i])
-				m = i;
+		m = ref_diff(buf + L_DST, ref, span);
 		if (m < 0)
 			t.ok++;
 		else
@@ -578,10 +586,7 @@ static void write_alias(void)
 		memset(buf + L_DST, 0, span);
 		add_wr(IBV_WR_RDMA_READ, L_DST, span, WR_AREA + off, true);
 		run_chain("write-alias", it);
-		m = -1;
-		for (i = 0; i < span && m < 0; i++)
-			if (buf[L_DST + i] != ref[i])
-				m = i;
+		m = ref_diff(buf + L_DST, ref, span);
 		if (m < 0)
 			t.ok++;
 		else

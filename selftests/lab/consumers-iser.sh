@@ -11,6 +11,15 @@
 #       n2's pattern in the file's second 16 MiB -> n1 reads it (O_DIRECT):
 #       sha256 each way; logout.
 #
+# Rounds per device: clean, loss1 (netem loss 1% on both nodes) and
+# localinv: clean with ib_iser always_register=N, whose initiator asks the
+# target not to invalidate remotely (ISER_SEND_W_INV_NOT_SUP), so it
+# invalidates each fast-registered MR itself, chaining LOCAL_INV of the
+# old key and REG_MR of the key ib_update_fast_reg_key() gave it before
+# posting -- the key a device must go on honouring until the REG_MR
+# executes. ISER_DEVS and ISER_NETS narrow the run (defaults: "mrc0 rxe0",
+# "clean loss1 localinv").
+#
 # The guests' root is read-only: /etc/iscsi is a tmpfs copy (the node
 # database lives there), targetcli's preferences under $HOME (/tmp/home),
 # and nothing is saved. targetcli-fb 2.1.53 connects to the system D-Bus
@@ -85,15 +94,23 @@ timeout 300 dd if=/tmp/iser.src of=/dev/$disk bs=1M oflag=direct conv=fsync stat
 	return $rc
 }
 
-for dev in mrc0 rxe0; do
+# iser_reg Y|N: ib_iser reloaded with always_register=Y|N (no session)
+iser_reg() {
+	n1 "rmmod ib_iser && modprobe ib_iser always_register=$1 &&
+		grep -qx $1 /sys/module/ib_iser/parameters/always_register"
+}
+
+for dev in ${ISER_DEVS:-mrc0 rxe0}; do
 	check "n1: $dev added" lab_add_dev n1 $dev
 	check "n2: $dev added" lab_add_dev n2 $dev
-	for net in clean loss1; do
+	for net in ${ISER_NETS:-clean loss1 localinv}; do
 		if [ $net = loss1 ]; then
 			lab_netem n1 loss 1% >/dev/null
 			lab_netem n2 loss 1% >/dev/null
 		fi
+		[ $net = localinv ] && check "n1: ib_iser always_register=N" iser_reg N
 		lab_dcheck $dev "$dev $net: iSER login, 16 MiB each way, sha256" iser_round $dev $net
+		[ $net = localinv ] && check "n1: ib_iser always_register=Y" iser_reg Y
 		lab_netem_clear
 	done
 	check "n1: $dev removed" n1 rdma link del $dev

@@ -147,7 +147,7 @@ static void tp_env_mr_canon(void *ctx, void *mr, u64 va, u32 *space,
 		*space = 0;
 		*cva = m->umem->address + (va - m->ibmr.iova);
 	} else {
-		*space = (m->ibmr.lkey >> 8) + 1;
+		*space = (m->key >> 8) + 1;
 		*cva = va;
 	}
 }

@@ -120,6 +120,7 @@ static int metaroce_mr_key_alloc(struct metaroce_dev *mdev,
 	err = metaroce_key_alloc(mdev, &key);
 	if (err)
 		return err;
+	mr->key = key;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	return 0;
@@ -128,7 +129,7 @@ static int metaroce_mr_key_alloc(struct metaroce_dev *mdev,
 static void metaroce_mr_publish(struct metaroce_dev *mdev,
 				struct metaroce_mr *mr)
 {
-	xa_store_irq(&mdev->mrs, mr->ibmr.lkey >> 8, mr, GFP_KERNEL);
+	xa_store_irq(&mdev->mrs, mr->key >> 8, mr, GFP_KERNEL);
 }
 
 static void metaroce_mr_free(struct metaroce_dev *mdev,
@@ -304,7 +305,7 @@ int metaroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		xa_unlock_irq(&mdev->mrs);
 		return -EBUSY;
 	}
-	__xa_erase(&mdev->mrs, mr->ibmr.lkey >> 8);
+	__xa_erase(&mdev->mrs, mr->key >> 8);
 	xa_unlock_irq(&mdev->mrs);
 	metaroce_obj_drain(&mr->ref, &mr->done);
 	metaroce_mr_free(mdev, mr);
@@ -391,7 +392,7 @@ static int metaroce_mw_bind(struct metaroce_dev *mdev, struct ib_pd *pd,
 	if (len) {
 		entry = xa_load(&mdev->mrs, lkey >> 8);
 		mr = metaroce_xa_mw(entry) ? NULL : entry;
-		if (!mr || mr->ibmr.lkey != lkey || mr->ibmr.pd != pd ||
+		if (!mr || mr->key != lkey || mr->ibmr.pd != pd ||
 		    mr->type != METAROCE_MR_USER)
 			goto out;
 		if (!(mr->access & IB_ACCESS_MW_BIND) ||
@@ -489,7 +490,7 @@ static struct metaroce_mr *metaroce_mr_lookup(struct metaroce_dev *mdev,
 		*window = true;
 	} else {
 		mr = entry;
-		if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
+		if (mr && (mr->key != key || mr->ibmr.pd != pd ||
 			   (mr->type == METAROCE_MR_FAST && !mr->valid)))
 			mr = NULL;
 	}
@@ -553,11 +554,10 @@ int metaroce_mr_fast_reg(struct metaroce_dev *mdev, struct ib_pd *pd,
 
 	xa_lock_irqsave(&mdev->mrs, flags);
 	if (mr->type == METAROCE_MR_FAST && ibmr->pd == pd &&
-	    (key >> 8) == (ibmr->lkey >> 8) &&
+	    (key >> 8) == (mr->key >> 8) &&
 	    xa_load(&mdev->mrs, key >> 8) == mr) {
 		mr->access = access & METAROCE_ACCESS_SUPPORTED;
-		ibmr->lkey = key;
-		ibmr->rkey = key;
+		mr->key = key;	/* ibmr's: the consumer set them already */
 		mr->valid = true;
 		err = 0;
 	}
@@ -591,7 +591,7 @@ static int metaroce_mr_inval(struct metaroce_dev *mdev, struct ib_pd *pd,
 			err = 0;
 		}
 	} else if (mr && mr->type == METAROCE_MR_FAST && mr->ibmr.pd == pd &&
-		   mr->ibmr.rkey == key) {
+		   mr->key == key) {
 		if (!check)
 			mr->valid = false;
 		err = 0;

@@ -95,6 +95,14 @@ enum metaroce_mr_type {
 
 struct metaroce_mr {
 	struct ib_mr ibmr;		/* lkey, rkey, iova, length, pd */
+	/*
+	 * The key lookups and invalidations match (lkey == rkey). Not
+	 * ibmr.lkey: a consumer rewrites that itself, with
+	 * ib_update_fast_reg_key(), before it posts the REG_MR that makes
+	 * the new key valid -- often behind a LOCAL_INV of the old one. A
+	 * FAST MR's key changes only when its REG_MR executes.
+	 */
+	u32 key;
 	enum metaroce_mr_type type;
 	int access;			/* IB_ACCESS_* */
 	bool valid;			/* FAST: registered and not invalidated */

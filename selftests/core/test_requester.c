@@ -507,6 +507,35 @@ MRC_TEST(req_retx_and_timer)
 }
 
 /*
+ * The tail-loss probe resends the newest outstanding PSN that may be
+ * resent: not one of a failed WQE (RNR retries exceeded, never resent),
+ * which would leave the probe unsent and the tail to the full RTO.
+ */
+MRC_TEST(req_tlp_skips_failed_wqe)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	qt_post(MRC_OP_WRITE, 100, 0);
+	qt_post(MRC_OP_SEND, 100, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);	/* 0 */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);	/* 1 */
+	/* the SEND ran out of RNR retries: failed, never resent */
+	mrc_req_wqe_failed(q, mrc_req_swqe(q, 1), MRC_WC_RNR_RETRY_EXC_ERR);
+	mrc_req_arm_rto(q, &mk_e, true);
+	MRC_ASSERT_TRUE(q->tlp_armed);
+	mrc_req_timer(q, &mk_e);
+	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
+	MRC_EXPECT_EQ(o.psn, 0);
+	MRC_EXPECT_EQ(o.cause, MRC_LOSS_TLP);
+	MRC_EXPECT_EQ(mrc_sb_state_of(&q->sb, 1), MRC_SB_INFLIGHT);
+}
+
+/*
  * Issue 10, 4: a retransmitted packet is the original's bytes: the
  * descriptor (offset, length) of its PSN, whatever cfg.mtu says by then.
  * (The kernel never changes cfg.mtu between RTR and RESET -- hooks.c
@@ -2036,6 +2065,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_gating_error_local_ud),
 	  MRC_CASE(req_failed_local_op_stops_new),
 	  MRC_CASE(req_failed_read_not_counted),
+	  MRC_CASE(req_tlp_skips_failed_wqe),
 	  MRC_CASE(req_ud_failed_datagram_stops_new),
 	  MRC_CASE(req_retx_and_timer),
 	  MRC_CASE(req_retx_keeps_segment_bounds),

@@ -72,7 +72,7 @@ static u32 comp_pto_us(const struct mrc_req *q)
 		t = max_t(u32, t, mrc_rtt_tlp(&q->paths.p[i].rtt, one));
 	if (!t)
 		t = MRC_RTO_INIT_US;
-	if (mrc_sb_tlp_psn(&q->sb, &psn))
+	if (mrc_req_tlp_psn(q, &psn))
 		return t;
 	d = &q->pkt[psn & (MRC_WND - 1)];
 	if (d->kind != MRC_TXD_REQ || !mrc_op_is_rd_atomic(d->opcode))

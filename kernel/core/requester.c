@@ -98,6 +98,22 @@ static bool req_psn_held(const struct mrc_req *q, u32 psn)
 	       (q->rnr_wait && q->pkt[psn & (MRC_WND - 1)].kind == MRC_TXD_REQ);
 }
 
+int mrc_req_tlp_psn(const struct mrc_req *q, u32 *psn)
+{
+	u32 p;
+	u8 st;
+
+	for (p = q->sb.nxt; mrc_seq_gt(p, q->sb.una); p--) {
+		st = mrc_sb_state_of(&q->sb, p - 1);
+		if ((st == MRC_SB_INFLIGHT || st == MRC_SB_LOST) &&
+		    !req_psn_failed(q, p - 1)) {
+			*psn = p - 1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int mrc_req_retx(struct mrc_req *q, const struct mrc_env *e,
 		 struct mrc_req_out *o)
 {
@@ -469,7 +485,7 @@ void mrc_req_timer(struct mrc_req *q, const struct mrc_env *e)
 		/* tail-loss probe: resend the newest unacknowledged PSN */
 		q->tlp_armed = 0;
 		q->tlp_done = 1;
-		if (!mrc_sb_tlp_psn(&q->sb, &psn))
+		if (!mrc_req_tlp_psn(q, &psn))
 			mrc_sb_mark_lost_cause(&q->sb, psn, MRC_LOSS_TLP);
 		return;
 	}

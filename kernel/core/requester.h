@@ -252,6 +252,12 @@ int mrc_req_retx(struct mrc_req *q, const struct mrc_env *e,
 		 struct mrc_req_out *o);
 
 /*
+ * The PSN a tail-loss probe resends: the newest outstanding one (not
+ * SACKed) that is not a failed WQE's. 0, or -1 when there is none.
+ */
+int mrc_req_tlp_psn(const struct mrc_req *q, u32 *psn);
+
+/*
  * One step of sending new packets: the READ/atomic responses of @r
  * between messages, then the segments of the send WQEs in order (none
  * during an RNR wait or with an error WQE pending). Returns

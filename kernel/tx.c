@@ -217,8 +217,13 @@ again:
 	metaroce_tp_env(&e, &c, qp, &q);
 	if (test_and_clear_bit(TP_EV_RNR, &tp->events))
 		s->req.rnr_wait = false;
-	if (test_and_clear_bit(TP_EV_RTO, &tp->events) && s->req.anchored &&
-	    !s->req.rnr_wait)
+	/*
+	 * A timeout during an RNR wait is taken when the wait ends, never
+	 * dropped: a response lost at the tail is resent by it even while
+	 * the peer keeps NAKing RNR.
+	 */
+	if (!s->req.rnr_wait && test_and_clear_bit(TP_EV_RTO, &tp->events) &&
+	    s->req.anchored)
 		mrc_req_timer(&s->req, &e);
 	if (s->req.probe_due) {
 		s->req.probe_due = false;
@@ -234,8 +239,12 @@ again:
 		/* an RNR wait holds requests, not responses (the core's) */
 		n = tp_retransmit(qp, &e, &q, TP_TX_BATCH);
 		n += tp_send_new(qp, &e, &q, TP_TX_BATCH - n);
-		/* after sending: a fresh timer covers what was just sent */
-		metaroce_tp_arm_rto(qp, false);
+		/*
+		 * after sending: a fresh timer covers what was just sent (in
+		 * an RNR wait the RNR timer ends the wait first)
+		 */
+		if (!s->req.rnr_wait)
+			metaroce_tp_arm_rto(qp, false);
 		metaroce_tp_rsp_abort(qp, &q);
 	}
 	/* an ACK a READ response was to carry and did not: delayed ACK */

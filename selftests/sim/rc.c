@@ -2665,9 +2665,10 @@ static void fq_tx(struct fq *f)
 		f->rnr_fired = false;
 		q->rnr_wait = 0;
 	}
-	if (f->rto_fired) {
+	/* as tx.c: a timeout during an RNR wait is taken when it ends */
+	if (f->rto_fired && !q->rnr_wait) {
 		f->rto_fired = false;
-		if (q->anchored && !q->rnr_wait) {
+		if (q->anchored) {
 			if (q->tlp_armed)
 				COV(tlp_fired);
 			else if (mrc_sb_outstanding(&q->sb))
@@ -2727,7 +2728,8 @@ static void fq_tx(struct fq *f)
 			fq_send_cum(f, &p, payload, o.path);
 		}
 		if (!q->failed) {
-			mrc_req_arm_rto(q, &f->env, false);
+			if (!q->rnr_wait)
+				mrc_req_arm_rto(q, &f->env, false);
 			mrc_resp_rsp_abort(f->r, &f->env);
 		}
 	}

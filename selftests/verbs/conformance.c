@@ -1553,7 +1553,7 @@ static void test_srq_last_wqe(struct ibv_pd *pd)
 			IBV_ACCESS_REMOTE_WRITE);
 	srq = cq && mr ? ibv_create_srq(pd, &sa) : NULL;
 	CHECK(cq && mr && srq, "srq_last_wqe: CQ, MR, SRQ (%s)",
-	      strerror(errno));
+	      srq ? "ok" : strerror(errno));
 	if (!srq)
 		goto out;
 	for (i = 0; i < 4; i++) {

@@ -17,7 +17,7 @@
 # invalidates each fast-registered MR itself, chaining LOCAL_INV of the
 # old key and REG_MR of the key ib_update_fast_reg_key() gave it before
 # posting -- the key a device must go on honouring until the REG_MR
-# executes. ISER_DEVS and ISER_NETS narrow the run (defaults: "mrc0 rxe0",
+# executes (64 KiB I/Os, enough of them to reuse every descriptor). ISER_DEVS and ISER_NETS narrow the run (defaults: "mrc0 rxe0",
 # "clean loss1 localinv").
 #
 # The guests' root is read-only: /etc/iscsi is a tmpfs copy (the node
@@ -60,9 +60,14 @@ mkdir -p /run/lock/iscsi
 iscsid
 sleep 1; pgrep -x iscsid'
 
-# iser_round DEV NET
+# iser_round DEV NET: 1 MiB I/Os; localinv: 64 KiB I/Os (16 pages: fast
+# registered, not the DMA key), 768 of them, so that each of the
+# session's cmds_max (128) registration descriptors is used again --
+# the reuse is what chains LOCAL_INV of its old key
 iser_round() {
-	local dev=$1 net=$2 rc=0 disk t0 t1 t2 t3
+	local dev=$1 net=$2 rc=0 disk t0 t1 t2 t3 bs=1M n=16 e0 e1
+	[ "$net" = localinv ] && bs=64K n=256
+	e0=$(n1 "$ISER_ERRS")
 	n2 "targetcli /iscsi/$IQN/tpg1/portals/192.0.2.2:3260 enable_iser boolean=true && sleep 1" || return 1
 	n2 "head -c 16M /dev/urandom >/tmp/iser.pat && sha256sum </tmp/iser.pat >/tmp/lab/iser-n2.sum &&
 		dd if=/tmp/iser.pat of=/tmp/iser.img bs=1M seek=16 conv=notrunc,fsync status=none" || return 1
@@ -78,21 +83,35 @@ iser_round() {
 		t0=$(date +%s.%N)
 		LAB_CMD_TIMEOUT=400 n1 "set -e
 head -c 16M /dev/urandom >/tmp/iser.src; sha256sum </tmp/iser.src >/tmp/lab/iser-n1.sum
-timeout 300 dd if=/tmp/iser.src of=/dev/$disk bs=1M oflag=direct conv=fsync status=none" || rc=1
+timeout 300 dd if=/tmp/iser.src of=/dev/$disk bs=$bs oflag=direct conv=fsync status=none" || rc=1
 		t1=$(date +%s.%N)
 		n2 'head -c 16M /tmp/iser.img | sha256sum | cmp - /tmp/lab/iser-n1.sum && echo "n2 backing file has n1s data: sha256 ok"' || rc=1
-		LAB_CMD_TIMEOUT=400 n1 "timeout 300 dd if=/dev/$disk of=/tmp/iser.back bs=1M count=16 iflag=direct status=none && sha256sum </tmp/iser.back | cmp - /tmp/lab/iser-n1.sum && echo 'n1 read back its data: sha256 ok'" || rc=1
+		LAB_CMD_TIMEOUT=400 n1 "timeout 300 dd if=/dev/$disk of=/tmp/iser.back bs=$bs count=$n iflag=direct status=none && sha256sum </tmp/iser.back | cmp - /tmp/lab/iser-n1.sum && echo 'n1 read back its data: sha256 ok'" || rc=1
 		t2=$(date +%s.%N)
-		LAB_CMD_TIMEOUT=400 n1 "timeout 300 dd if=/dev/$disk of=/tmp/iser.got bs=1M skip=16 count=16 iflag=direct status=none && sha256sum </tmp/iser.got | cmp - /tmp/lab/iser-n2.sum && echo 'n1 read n2s pattern: sha256 ok'" || rc=1
+		LAB_CMD_TIMEOUT=400 n1 "timeout 300 dd if=/dev/$disk of=/tmp/iser.got bs=$bs skip=$n count=$n iflag=direct status=none && sha256sum </tmp/iser.got | cmp - /tmp/lab/iser-n2.sum && echo 'n1 read n2s pattern: sha256 ok'" || rc=1
 		t3=$(date +%s.%N)
 		printf '%-5s %-5s write 16 MiB %.2f s, read 16 MiB %.2f s\n' "$dev" "$net" \
 			"$(bc <<<"$t1 - $t0")" "$(bc <<<"$t3 - $t2")" >>"$FIG"
+	fi
+	# iSCSI recovers from a failed work request (the QP errors, the
+	# connection is reinstated, the I/O redone): the data would still
+	# match, so the errors themselves are counted
+	e1=$(n1 "$ISER_ERRS")
+	if [ "$e1" != "$e0" ]; then
+		echo "iSER/iSCSI errors in n1's kernel log during the round:"
+		n1 "dmesg | grep -E '$ISER_ERR_RE' | tail -n $((e1 - e0)) | head -n 8"
+		rc=1
 	fi
 	LAB_CMD_TIMEOUT=120 n1 "timeout 90 iscsiadm -m node -T $IQN -p 192.0.2.2 --logout" || rc=1
 	n1 "iscsiadm -m node -T $IQN -p 192.0.2.2 -o delete; rm -f /tmp/iser.src /tmp/iser.back /tmp/iser.got"
 	n2 "targetcli /iscsi/$IQN/tpg1/portals/192.0.2.2:3260 enable_iser boolean=false"
 	return $rc
 }
+
+# n1's kernel log lines of a failed iSER work request or a lost iSCSI
+# connection (ib_iser's iser_err, libiscsi's conn errors)
+ISER_ERR_RE='iser.*(failure|error|err_comp)|detected conn error|conn.*reinstat'
+ISER_ERRS="dmesg | grep -cE '$ISER_ERR_RE' || true"
 
 # iser_reg Y|N: ib_iser reloaded with always_register=Y|N (no session)
 iser_reg() {

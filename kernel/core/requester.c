@@ -72,18 +72,23 @@ static bool req_psn_failed(const struct mrc_req *q, u32 psn)
 	       mrc_req_swqe(q, d->idx)->status != MRC_WC_SUCCESS;
 }
 
+/* Does outstanding @psn still await an ACK (not SACKed, not failed)? */
+static bool req_psn_awaits(const struct mrc_req *q, u32 psn)
+{
+	u8 st = mrc_sb_state_of(&q->sb, psn);
+
+	return (st == MRC_SB_INFLIGHT || st == MRC_SB_LOST) &&
+	       !req_psn_failed(q, psn);
+}
+
 /* Is every outstanding PSN not SACKed one of a failed WQE? */
 static bool req_only_failed_left(const struct mrc_req *q)
 {
 	u32 psn;
 
-	for (psn = q->sb.una; mrc_seq_lt(psn, q->sb.nxt); psn++) {
-		u8 st = mrc_sb_state_of(&q->sb, psn);
-
-		if ((st == MRC_SB_INFLIGHT || st == MRC_SB_LOST) &&
-		    !req_psn_failed(q, psn))
+	for (psn = q->sb.una; mrc_seq_lt(psn, q->sb.nxt); psn++)
+		if (req_psn_awaits(q, psn))
 			return false;
-	}
 	return true;
 }
 
@@ -101,12 +106,9 @@ static bool req_psn_held(const struct mrc_req *q, u32 psn)
 int mrc_req_tlp_psn(const struct mrc_req *q, u32 *psn)
 {
 	u32 p;
-	u8 st;
 
 	for (p = q->sb.nxt; mrc_seq_gt(p, q->sb.una); p--) {
-		st = mrc_sb_state_of(&q->sb, p - 1);
-		if ((st == MRC_SB_INFLIGHT || st == MRC_SB_LOST) &&
-		    !req_psn_failed(q, p - 1)) {
+		if (req_psn_awaits(q, p - 1)) {
 			*psn = p - 1;
 			return 0;
 		}

@@ -432,6 +432,25 @@ static const struct mrc_env_ops mk_ops = {
 static const struct mrc_env mk_e = { .ops = &mk_ops, .ctx = NULL };
 
 /*
+ * The whole READ response (@len <= MK_RBUF bytes of @fill, one packet)
+ * to the request at @req_psn, handed to @q's completer.
+ */
+static void mk_read_resp(struct mrc_req *q, u32 req_psn, u32 len, u8 fill)
+{
+	static u8 data[MK_RBUF];
+	struct mrc_src src = { .pkt = data, .buf = NULL, .off = 0 };
+	struct mrc_pkt p;
+
+	memset(data, fill, len);
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.rresp.req_psn = req_psn;
+	p.rresp.msg_len = len;
+	p.payload_len = len;
+	mrc_comp_resp(q, &mk_e, &p, &src);
+}
+
+/*
  * A fresh world at @now: the MR valid with every remote right, nothing
  * posted, nothing recorded -- but the coverage of earlier cases.
  */

@@ -271,9 +271,6 @@ MRC_TEST(comp_rnr_exhausted_never_resent)
 	struct mrc_ack_info a;
 	struct mrc_req_out o;
 	struct mrc_req *q;
-	struct mrc_pkt p;
-	u8 data[64];
-	struct mrc_src src = { .pkt = data, .buf = NULL, .off = 0 };
 
 	MRC_ALLOC(q);
 	ct_setup(q, 0);
@@ -301,13 +298,7 @@ MRC_TEST(comp_rnr_exhausted_never_resent)
 	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
 	MRC_EXPECT_EQ(q->sb.ent[1].retx, 0);
 	/* the READ's response: both complete, the SEND with its error */
-	memset(data, 7, sizeof(data));
-	memset(&p, 0, sizeof(p));
-	p.opcode = MRC_OP_READ_RESP;
-	p.rresp.req_psn = 0;
-	p.rresp.msg_len = 64;
-	p.payload_len = 64;
-	mrc_comp_resp(q, &mk_e, &p, &src);
+	mk_read_resp(q, 0, 64, 7);
 	mrc_comp_complete(q, &mk_e);
 	MRC_ASSERT_TRUE(mk.nscqe == 2);
 	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);

@@ -352,19 +352,7 @@ MRC_TEST(req_failed_read_not_counted)
 	MRC_EXPECT_EQ(q->stop_new, 1);
 	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
 	/* the first READ is answered: both complete, nothing is owed */
-	{
-		u8 data[64];
-		struct mrc_src src = { .pkt = data, .buf = NULL, .off = 0 };
-		struct mrc_pkt p;
-
-		memset(data, 5, sizeof(data));
-		memset(&p, 0, sizeof(p));
-		p.opcode = MRC_OP_READ_RESP;
-		p.rresp.req_psn = 0;
-		p.rresp.msg_len = 64;
-		p.payload_len = 64;
-		mrc_comp_resp(q, &mk_e, &p, &src);
-	}
+	mk_read_resp(q, 0, 64, 5);
 	mrc_comp_complete(q, &mk_e);
 	MRC_ASSERT_TRUE(mk.nscqe == 2);
 	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);

@@ -57,19 +57,14 @@ void metaroce_tp_flush(struct metaroce_qp *qp)
 void metaroce_tp_last_wqe(struct metaroce_qp *qp)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	struct ib_event ev;
 	bool due;
 
 	spin_lock_bh(&qp->tp.lock);
 	due = s->last_wqe_due;
 	s->last_wqe_due = false;
 	spin_unlock_bh(&qp->tp.lock);
-	if (due && qp->ibqp.event_handler) {
-		ev.device = qp->ibqp.device;
-		ev.element.qp = &qp->ibqp;
-		ev.event = IB_EVENT_QP_LAST_WQE_REACHED;
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-	}
+	if (due)
+		metaroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /* ------------------------------------------------------ restrack */

@@ -484,6 +484,9 @@ void metaroce_qp_put(struct metaroce_qp *qp);
  */
 int metaroce_rq_pop(struct metaroce_qp *qp, struct metaroce_rwqe *out);
 
+/* Raise affiliated event @type to @qp's consumer (no lock held). */
+void metaroce_qp_event(struct metaroce_qp *qp, enum ib_event_type type);
+
 /*
  * Move @qp to ERR on a fatal transport error, raising @event (an
  * affiliated QP event; 0 for none) if the QP was not in ERR already.

@@ -505,9 +505,21 @@ int metaroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return 0;
 }
 
-void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event)
+/* Raise QP event @type to the QP's consumer, if it has a handler. */
+void metaroce_qp_event(struct metaroce_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev;
+
+	if (!qp->ibqp.event_handler)
+		return;
+	ev.device = qp->ibqp.device;
+	ev.element.qp = &qp->ibqp;
+	ev.event = type;
+	qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event)
+{
 	unsigned long flags;
 	bool changed;
 
@@ -526,12 +538,8 @@ void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event)
 	qp->sq_draining = false;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	if (changed && event && qp->ibqp.event_handler) {
-		ev.device = qp->ibqp.device;
-		ev.element.qp = &qp->ibqp;
-		ev.event = event;
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-	}
+	if (changed && event)
+		metaroce_qp_event(qp, event);
 }
 
 /*
@@ -543,7 +551,6 @@ void metaroce_qp_error(struct metaroce_qp *qp, enum ib_event_type event)
  */
 void metaroce_qp_sq_drained(struct metaroce_qp *qp, u32 gen)
 {
-	struct ib_event ev;
 	unsigned long flags;
 	bool notify;
 
@@ -557,12 +564,8 @@ void metaroce_qp_sq_drained(struct metaroce_qp *qp, u32 gen)
 	notify = qp->sqd_notify;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	if (notify && qp->ibqp.event_handler) {
-		ev.device = qp->ibqp.device;
-		ev.element.qp = &qp->ibqp;
-		ev.event = IB_EVENT_SQ_DRAINED;
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-	}
+	if (notify)
+		metaroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
 }
 
 /* ---------------------------------------------------- receive side */

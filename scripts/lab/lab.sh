@@ -456,7 +456,7 @@ lab_perftest() {
 lab_pingpong() {
 	local tool=$1 n=$2 size=$3 gid=${4:-1} rc out
 	lab_bg n2 pingpong "$tool" -d mrc0 -g "$gid" -n "$n" -s "$size" -c
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || return 1
+	lab_wait_for n2 'ss -ltn | grep -q :18515' $((30 * LAB_SCALE)) || return 1
 	n1 "$tool" -d mrc0 -g "$gid" -n "$n" -s "$size" -c 192.0.2.2
 	rc=$?
 	if ! out=$(lab_wait pingpong); then

@@ -146,18 +146,18 @@ traffic_nodes() {
 	# no READ stream this case: collect must not find the last one's
 	[ -n "$rd" ] || rm -f "$LAB_RUN/bg/rd_s" "$LAB_RUN/bg/rd_c"
 	# shellcheck disable=SC2086
-	LAB_CMD_TIMEOUT=300 lab_bg n2 bw_s ib_write_bw -d mrc0 -x 1 $PT
+	LAB_CMD_TIMEOUT=$((300 * TD_SCALE)) lab_bg n2 bw_s ib_write_bw -d mrc0 -x 1 $PT
 	# shellcheck disable=SC2086
-	[ -z "$rd" ] || LAB_CMD_TIMEOUT=300 lab_bg n2 rd_s ib_read_bw -d mrc0 -x 1 $RPT
-	LAB_CMD_TIMEOUT=300 lab_bg n2 vt_s "$VBIN" -d mrc0 -g 1 -t 10
+	[ -z "$rd" ] || LAB_CMD_TIMEOUT=$((300 * TD_SCALE)) lab_bg n2 rd_s ib_read_bw -d mrc0 -x 1 $RPT
+	LAB_CMD_TIMEOUT=$((300 * TD_SCALE)) lab_bg n2 vt_s "$VBIN" -d mrc0 -g 1 -t $((10 * TD_SCALE))
 	lab_wait_for n2 "ss -ltn | grep -q :18515 && ss -ltn | grep -q :18517 &&
 		{ [ -z '$rd' ] || ss -ltn | grep -q :18521; }" $((30 * TD_SCALE)) ||
 		return 1
 	# shellcheck disable=SC2086
-	LAB_CMD_TIMEOUT=300 lab_bg n1 bw_c ib_write_bw -d mrc0 -x 1 $PT 192.0.2.2
+	LAB_CMD_TIMEOUT=$((300 * TD_SCALE)) lab_bg n1 bw_c ib_write_bw -d mrc0 -x 1 $PT 192.0.2.2
 	# shellcheck disable=SC2086
-	[ -z "$rd" ] || LAB_CMD_TIMEOUT=300 lab_bg n1 rd_c ib_read_bw -d mrc0 -x 1 $RPT 192.0.2.2
-	LAB_CMD_TIMEOUT=300 lab_bg n1 vt_c "$VBIN" -d mrc0 -g 1 -t 10 192.0.2.2
+	[ -z "$rd" ] || LAB_CMD_TIMEOUT=$((300 * TD_SCALE)) lab_bg n1 rd_c ib_read_bw -d mrc0 -x 1 $RPT 192.0.2.2
+	LAB_CMD_TIMEOUT=$((300 * TD_SCALE)) lab_bg n1 vt_c "$VBIN" -d mrc0 -g 1 -t $((10 * TD_SCALE)) 192.0.2.2
 	# n2's check runs beside n1's
 	lab_bg n2 flow_n2 /tmp/lab/flowing.sh mrc0 $((20 * TD_SCALE))
 	flowing n1 mrc0 && { [ -z "$rd" ] || deferring n1; } && lab_wait flow_n2

@@ -499,6 +499,30 @@ static int env_mr_invalidate(void *ctx, u32 rkey, bool check_only)
 
 /* ===================================================== receive queue */
 
+/*
+ * Fault "rnrdep": rc[0]'s receiver (B, the requester of rc[1] in a QP
+ * pair) takes a receive only once every READ/atomic it posted to its
+ * peer completed, as an application that posts its next receive when
+ * its READ is done. A's SENDs are RNR NAKed for as long as A owes B a
+ * response: A must keep sending (and resending) responses through its
+ * RNR waits, however long (stop 34's conformance rnr_resp, in the
+ * simulator).
+ */
+static bool wr_is_rdat(const struct rc_wr *w);
+
+static bool rc_rnrdep_holds(const struct rc_conn *c)
+{
+	const struct rc_conn *d = rc_n > 1 ? &rc[1] : NULL;
+	u32 i;
+
+	if (!W.f.rnrdep || c != &rc[0] || !d || !d->fq_borrowed)
+		return false;
+	for (i = d->done_wr; i < d->next_wr; i++)
+		if (wr_is_rdat(&d->wr[i]))
+			return true;
+	return false;
+}
+
 static void rc_post_recv(struct rc_conn *c)
 {
 	struct rc_rwqe *w;
@@ -529,6 +553,10 @@ static int env_rq_pop(void *ctx, u32 slot, u64 *wr_id, u64 *length)
 	struct rc_rwqe *w;
 
 	SIM_CHECK(slot < MRC_RSLOTS, "rq_pop slot %u", slot);
+	if (rc_rnrdep_holds(c)) {
+		COV(f_rnrdep);
+		return MRC_RQ_EMPTY;
+	}
 	if (W.now < c->rq_hold_until || c->rq_popped == c->rq_posted) {
 		COV(resp_rnr);
 		return MRC_RQ_EMPTY;
@@ -2924,7 +2952,8 @@ static void fq_start(struct rc_conn *c, u32 isn_q, u32 isn_s, u32 np)
 		f->r->cfg.qp_access = MRC_ACC_REMOTE_WRITE |
 				      MRC_ACC_REMOTE_READ |
 				      MRC_ACC_REMOTE_ATOMIC;
-		f->r->cfg.min_rnr_timer = 1;
+		/* "rnrdep": RNR waits of milliseconds, longer than an RTO */
+		f->r->cfg.min_rnr_timer = W.f.rnrdep ? 14 + W.f.rnrdep : 1;
 		/* fault: the QP lacks a right its peer will use */
 		if (W.f.access && f->crsp) {
 			f->r->cfg.qp_access &= ~(MRC_ACC_REMOTE_WRITE <<
@@ -3883,6 +3912,8 @@ void scn_rc(void)
 
 	if (nwr > RC_MAX_WR)
 		nwr = RC_MAX_WR;
+	if (W.f.rnrdep && nconn < 2)
+		nconn = 2;	/* a QP pair */
 	rc_n = nconn;
 	rc = calloc(rc_n, sizeof(*rc));
 	if (!rc)
@@ -3921,7 +3952,8 @@ void scn_rc(void)
 		c->use_comp = k == 2;
 #ifdef SIM_HAVE_REQ
 		if (k == 3 && i == 1 && rc[0].fq[0] &&
-		    (W.o->pair || (!W.o->requester && rng_below(&W.rng, 2)))) {
+		    (W.o->pair || W.f.rnrdep ||
+		     (!W.o->requester && rng_below(&W.rng, 2)))) {
 			/*
 			 * The reverse direction over the same two QPs: both
 			 * send requests and responses in one PSN space each.
@@ -3981,7 +4013,7 @@ void scn_rc(void)
 	lives = W.f.reset ? 2 : 1;
 	snprintf(W.what, sizeof(W.what),
 		 "rc: %u qps x %u WRs x %u lives, mtu %u, %s%s requester, "
-		 "faults %s%s%s%s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
+		 "faults %s%s%s%s%s%s%s%s%s%s", nconn, nwr, lives, ep_mtu,
 		 rc[0].fq[0] ? "engines" : rc[0].use_comp ? "completer" :
 		 "sim", rc_n < 2 ? "" : rc[1].fq[0] ? "+engines" :
 		 rc[1].use_comp ? "+completer" : "+sim",
@@ -3990,7 +4022,7 @@ void scn_rc(void)
 		 W.f.dereg ? "dereg " : "", W.f.vanish ? "vanish " : "",
 		 W.f.qp_err ? "qperr " : "",
 		 W.f.access ? "access " : "", W.f.badwqe ? "badwqe " : "",
-		 W.f.rnrx ? "rnrx" : "");
+		 W.f.rnrx ? "rnrx " : "", W.f.rnrdep ? "rnrdep" : "");
 	W.step_check = rc_check;
 	for (i = 0; i < lives; i++) {
 		if (i) {

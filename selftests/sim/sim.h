@@ -115,6 +115,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(f_badwqe, "fault: an invalid send WQE") \
 	X(f_rnrx, "fault: RNR retries exceeded (finite rnr_retry)") \
 	X(f_close, "fault: receiver closed its QP after its last message") \
+	X(f_rnrdep, "fault: receive held while the receiver's READs run") \
 	X(f_stale_alias, "fault: old life's cum_lo names new-life PSNs") \
 	X(resp_placed, "responder: packet placed") \
 	X(resp_drop, "responder: packet left uncommitted") \
@@ -213,6 +214,10 @@ struct sim_faults {
 				 * invalidated by another context) right
 				 * after a successful lookup, preferably
 				 * while a packet of the message is held */
+	u32 rnrdep;		/* rc pair: rc[0]'s receiver takes a receive
+				 * only once its own READs/atomics to the
+				 * peer completed; RNR NAKs ask for
+				 * min_rnr_timer 14 + rnrdep (1.92-7.68 ms) */
 };
 
 /* Named fault mixes for --faults (comma separated, "all", "none"). */

@@ -952,8 +952,13 @@ static int metaroce_check_send_wr(struct metaroce_qp *qp,
 		return EINVAL;
 	if (metaroce_opcode_is_atomic(wr->opcode) && wr->num_sge != 1)
 		return EINVAL;
+	/*
+	 * The new rkey keeps the window's index (ibv_inc_rkey): the kernel
+	 * finds the window by it, so another index would bind another one.
+	 */
 	if (wr->opcode == IBV_WR_BIND_MW)
 		return wr->bind_mw.mw && wr->bind_mw.mw->pd == qp->vqp.qp.pd &&
+		       (wr->bind_mw.rkey >> 8) == (wr->bind_mw.mw->rkey >> 8) &&
 		       !(wr->send_flags & IBV_SEND_INLINE) ? 0 : EINVAL;
 
 	if (!(wr->send_flags & IBV_SEND_INLINE)) {
@@ -1280,7 +1285,8 @@ static void metaroce_wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw,
 	struct metaroce_send_wqe *wqe;
 
 	if (!qp->wr_err && (!mw || mw->pd != qp->vqp.qp.pd ||
-			    mw->type != IBV_MW_TYPE_2)) {
+			    mw->type != IBV_MW_TYPE_2 ||
+			    (rkey >> 8) != (mw->rkey >> 8))) {
 		qp->wr_err = EINVAL;
 		return;
 	}

@@ -316,12 +316,79 @@ static void test_poll_cq(void)
 	free(mem);
 }
 
+/*
+ * IBV_WR_BIND_MW: the new rkey keeps the window's index (ibv_inc_rkey
+ * changes the low byte only); one naming another index -- another window
+ * of the PD -- is refused at post time, nothing reaches the ring.
+ */
+static void test_bind_mw_rkey(void)
+{
+	struct ibv_context ctx = {};
+	struct ibv_pd pd = {};
+	struct ibv_mw mw = { .pd = &pd, .rkey = 0x1234a7,
+			     .type = IBV_MW_TYPE_2 };
+	struct ibv_mr mr = { .pd = &pd, .lkey = 0x55aa01 };
+	struct metaroce_qp qp = {};
+	struct ibv_send_wr wr, *bad = NULL;
+	int fds[2];
+	void *mem;
+
+	assert(!pipe(fds));
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	ctx.cmd_fd = fds[1];
+	qp.vqp.qp.context = &ctx;
+	qp.vqp.qp.pd = &pd;
+	qp.vqp.qp.qp_type = IBV_QPT_RC;
+	qp.vqp.qp.state = IBV_QPS_RTS;
+	qp.sq.max_sge = 2;
+	pthread_spin_init(&qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
+	mem = fake_queue(&qp.sq.ring, 4, 128);
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 9;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.bind_info.mr = &mr;
+	wr.bind_mw.bind_info.addr = 0x1000;
+	wr.bind_mw.bind_info.length = 64;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+
+	/* another index: another window */
+	wr.bind_mw.rkey = 0x1235a8;
+	CHECK(metaroce_post_send(&qp.vqp.qp, &wr, &bad) == EINVAL);
+	CHECK(bad == &wr);
+	CHECK(qp.sq.ring.hdr->producer == START_INDEX);
+
+	/* the same index, the next key byte: posted */
+	bad = NULL;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw.rkey);
+	CHECK(metaroce_post_send(&qp.vqp.qp, &wr, &bad) == 0);
+	CHECK(qp.sq.ring.hdr->producer == START_INDEX + 1);
+
+	/* ibv_wr_bind_mw: the same rules, the error from ibv_wr_complete */
+	metaroce_wr_start(&qp.vqp.qp_ex);
+	metaroce_wr_bind_mw(&qp.vqp.qp_ex, &mw, 0x1235a8,
+			    &wr.bind_mw.bind_info);
+	CHECK(metaroce_wr_complete(&qp.vqp.qp_ex) == EINVAL);
+	CHECK(qp.sq.ring.hdr->producer == START_INDEX + 1);
+	metaroce_wr_start(&qp.vqp.qp_ex);
+	metaroce_wr_bind_mw(&qp.vqp.qp_ex, &mw, ibv_inc_rkey(mw.rkey),
+			    &wr.bind_mw.bind_info);
+	CHECK(metaroce_wr_complete(&qp.vqp.qp_ex) == 0);
+	CHECK(qp.sq.ring.hdr->producer == START_INDEX + 2);
+	free(mem);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int main(void)
 {
 	test_ring_init();
 	test_post_send();
 	test_post_recv();
 	test_poll_cq();
+	test_bind_mw_rkey();
 
 	if (failures) {
 		fprintf(stderr, "ring-test: %d check(s) failed\n", failures);

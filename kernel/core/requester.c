@@ -338,9 +338,11 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			 * go on while an error WQE is pending (stop_new), else
 			 * two QPs each with one behind a READ to the other
 			 * wait for each other, and during an RNR wait, which
-			 * holds requests only (protocol.rst "READ and
+			 * holds new requests only (protocol.rst "READ and
 			 * atomics"). Never inside a request message: one
-			 * partly sent under stop_new is cut first.
+			 * partly sent under stop_new is cut first, one
+			 * partly sent when an RNR wait begins is finished
+			 * (else the responses wait out every RNR delay).
 			 */
 			mid = q->sq_seg != q->sq_head &&
 			      mrc_req_swqe(q, q->sq_seg)->seg_off;
@@ -349,7 +351,7 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			else if (!mid && !q->failed && mrc_resp_rsp_ready(r))
 				next = MRC_REQS_RESPOND;
 			else if (q->stop_new || !q->cfg.running ||
-				 q->rnr_wait)
+				 (q->rnr_wait && !mid))
 				next = MRC_REQS_DONE;
 			else if (q->cfg.sqd && !mid)
 				next = MRC_REQS_DONE;	/* SQD: no new message */

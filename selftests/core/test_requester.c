@@ -247,6 +247,48 @@ MRC_TEST(req_responds_during_rnr_wait)
 }
 
 /*
+ * An RNR NAK that comes while a request message is partly sent: the rest
+ * of that message still goes during the wait, so that the responses --
+ * never sent inside a request message -- are not held behind it. Else
+ * the peer's READ waits for the end of the wait, and if the peer posts
+ * its receive only once that READ has completed, the SEND's retries
+ * (each NAKed again before the message is finished) never end
+ * (simulator fault "rnrhold", seed 8100000).
+ */
+MRC_TEST(req_rnr_wait_finishes_started_message)
+{
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	u32 i;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	qt_post(MRC_OP_SEND, 2500, 0);		/* 3 packets: 0..2 */
+	qt_post(MRC_OP_SEND, 100, 0);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_PKT);  /* PSN 0 */
+	/* PSN 0 was RNR NAKed: lost, the wait begins mid-message */
+	mrc_sb_mark_lost(&q->sb, 0);
+	q->rnr_wait = 1;
+	qt_peer_read(r, 5000, 500);
+	for (i = 1; i < 3; i++) {
+		MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+		MRC_EXPECT_EQ(o.resp, 0);
+		MRC_EXPECT_EQ(o.psn, i);
+		MRC_EXPECT_EQ(qt_txd(i)->idx, 0);
+	}
+	MRC_EXPECT_EQ(qt_txd(2)->flags, MRC_F_LAST);
+	/* then the response, and no new request until the wait ends */
+	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	MRC_EXPECT_EQ(o.psn, 3);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+}
+
+/*
  * Sim finding 6: the retransmission of a READ response whose MR is gone
  * becomes a PROBE (the peer may have the PSN; its READ may have
  * completed and invalidated the MR) MRC_RESP_GONE_PROBES times, then the
@@ -2047,6 +2089,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_responses_between_messages),
 	  MRC_CASE(req_responds_while_error_pending),
 	  MRC_CASE(req_responds_during_rnr_wait),
+	  MRC_CASE(req_rnr_wait_finishes_started_message),
 	  MRC_CASE(req_cuts_partial_message_on_stop_new),
 	  MRC_CASE(req_sqd_finishes_started_message_only),
 	  MRC_CASE(req_resp_gone_probes_then_fails),

@@ -321,6 +321,10 @@ int faults_parse(const char *spec, struct sim_faults *f, struct sim_rng *r)
 			f->close = 1;	/* never in "all": its seeds stay */
 		else if (!strcmp(tok, "rnrdep"))
 			f->rnrdep = 1 + rng_below(r, 5);	/* nor this */
+		else if (!strcmp(tok, "rnrhold")) {
+			f->rnrdep = 1 + rng_below(r, 5);	/* nor this */
+			f->rnrhold = 1;
+		}
 		else if (!strcmp(tok, "spurious"))
 			f->spurious_ppm = rng_range(r, 1000, 20000);
 		else

@@ -218,6 +218,9 @@ struct sim_faults {
 				 * only once its own READs/atomics to the
 				 * peer completed; RNR NAKs ask for
 				 * min_rnr_timer 14 + rnrdep (1.92-7.68 ms) */
+	u32 rnrhold;		/* rnrdep, with rc[0]'s send queue at most 8
+				 * deep and one receive per READ/atomic of
+				 * rc[1] completed: the window never fills */
 };
 
 /* Named fault mixes for --faults (comma separated, "all", "none"). */

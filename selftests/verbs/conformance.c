@@ -26,6 +26,8 @@
  *    complete before the event, the others wait for RTS;
  *  - rnr_resp: a QP waiting out an RNR NAK still answers its peer's
  *    READ (the peer posts its receive only after that READ completed);
+ *    rnr_resp_mid, the same with a 64 KiB SEND, whose NAK comes while
+ *    the message is partly sent;
  *  - rnr_resp_big (run only when named): the same with a 1 MiB READ, more
  *    response packets than the PSN window holds, and rnr_retry 7;
  *  - srq_last_wqe: a QP of an SRQ raises IBV_EVENT_QP_LAST_WQE_REACHED
@@ -1647,12 +1649,13 @@ out:
  * answers only between RNR waits completes the READ after the retry's
  * RNR NAK and A's SEND fails RNR_RETRY_EXC_ERR.
  */
-static void test_rnr_resp(struct ibv_pd *pd, const char *name, uint32_t rlen,
-			  uint8_t rnr_retry)
+static void test_rnr_resp(struct ibv_pd *pd, const char *name, uint32_t slen,
+			  uint32_t rlen, uint8_t rnr_retry)
 {
-	const size_t bsz = 16384 + rlen;
+	/* the READ's bytes after the SEND's, 4 KiB aligned */
+	const size_t roff = slen < 16384 ? 16384 : (slen + 4095) & ~4095u;
+	const size_t bsz = roff + rlen;
 	uint8_t *abuf = NULL, *bbuf = NULL;
-	const uint32_t slen = 3000;
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
 		.rq_psn = 300, .max_dest_rd_atomic = 4, .min_rnr_timer = 29,
@@ -1715,26 +1718,26 @@ static void test_rnr_resp(struct ibv_pd *pd, const char *name, uint32_t rlen,
 		goto setup;
 
 	fill(abuf, slen, 81);
-	fill(abuf + 16384, rlen, 82);
+	fill(abuf + roff, rlen, 82);
 	memset(bbuf, 0, bsz);
 	ret = post_send1(qa, IBV_WR_SEND, abuf, slen, amr->lkey, 0, 0);
 	CHECK(!ret, "%s: A posts a SEND to B, which has no receive", name);
 	/* A's SEND is RNR NAKed at once: A waits 245.76 ms */
 	usleep(20000);
 	t0 = now_s();
-	ret = post_send1(qb, IBV_WR_RDMA_READ, bbuf + 16384, rlen, bmr->lkey,
-			 (uintptr_t)(abuf + 16384), amr->rkey);
+	ret = post_send1(qb, IBV_WR_RDMA_READ, bbuf + roff, rlen, bmr->lkey,
+			 (uintptr_t)(abuf + roff), amr->rkey);
 	if (!ret && poll_one(cqb, &wc, 20)) {
 		tread = (now_s() - t0) * 1000;
 		rd_ok = wc.status == IBV_WC_SUCCESS &&
-			bad_byte(bbuf + 16384, rlen, 82) < 0;
+			bad_byte(bbuf + roff, rlen, 82) < 0;
 		printf("#     B's READ: %s after %.1f ms\n",
 		       ibv_wc_status_str(wc.status), tread);
 	}
 	CHECK(rd_ok, "%s: B's READ from A completes, %u bytes exact", name,
 	      rlen);
 	/* only now does B take A's message */
-	ret = post_recv(qb, 0x71, bbuf, 4096, bmr->lkey);
+	ret = post_recv(qb, 0x71, bbuf, roff, bmr->lkey);
 	if (!ret && poll_one(cqa, &wc, 10)) {
 		send_ok = wc.status == IBV_WC_SUCCESS;
 		printf("#     A's SEND: %s\n", ibv_wc_status_str(wc.status));
@@ -1810,11 +1813,13 @@ int main(int argc, char **argv)
 		test_zerolen(pd);
 	if (want("sqd"))
 		test_sqd(pd);
-	if (want("rnr_resp"))
-		test_rnr_resp(pd, "rnr_resp", 8192, 1);
+	if (want("rnr_resp")) {
+		test_rnr_resp(pd, "rnr_resp", 3000, 8192, 1);
+		test_rnr_resp(pd, "rnr_resp_mid", 65536, 8192, 1);
+	}
 	/* only when named: metaroce fails it today (protocol.rst) */
 	if (sections && want("rnr_resp_big"))
-		test_rnr_resp(pd, "rnr_resp_big", 1 << 20, 7);
+		test_rnr_resp(pd, "rnr_resp_big", 3000, 1 << 20, 7);
 	if (want("srq_last_wqe"))
 		test_srq_last_wqe(pd);
 

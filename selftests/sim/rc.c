@@ -501,15 +501,6 @@ static int env_mr_invalidate(void *ctx, u32 rkey, bool check_only)
 
 /* ===================================================== receive queue */
 
-/*
- * Fault "rnrdep": rc[0]'s receiver (B, the requester of rc[1] in a QP
- * pair) takes a receive only once every READ/atomic it posted to its
- * peer completed, as an application that posts its next receive when
- * its READ is done. A's SENDs are RNR NAKed for as long as A owes B a
- * response: A must keep sending (and resending) responses through its
- * RNR waits, however long (stop 34's conformance rnr_resp, in the
- * simulator).
- */
 static bool wr_is_rdat(const struct rc_wr *w);
 
 /* READs/atomics of @d completed (in SQ order) */
@@ -522,6 +513,15 @@ static u32 rc_rdat_done(const struct rc_conn *d)
 	return n;
 }
 
+/*
+ * Fault "rnrdep": rc[0]'s receiver (B, the requester of rc[1] in a QP
+ * pair) takes a receive only once every READ/atomic it posted to its
+ * peer completed, as an application that posts its next receive when
+ * its READ is done. A's SENDs are RNR NAKed for as long as A owes B a
+ * response: A must keep sending (and resending) responses through its
+ * RNR waits, however long (stop 34's conformance rnr_resp, in the
+ * simulator).
+ */
 static bool rc_rnrdep_holds(const struct rc_conn *c)
 {
 	const struct rc_conn *d = rc_n > 1 ? &rc[1] : NULL;
@@ -3961,7 +3961,7 @@ void scn_rc(void)
 		/*
 		 * "rnrhold": A's requests behind its RNR'd SEND stay few
 		 * (8 WQEs of at most 4 packets) and B takes a receive each
-		 * time one of its operations completes, so the window
+		 * time one of its READs/atomics completes, so the window
 		 * always has room for the responses B waits for
 		 * (protocol.rst's known limitation is "rnrdep" without
 		 * it): what is left to get right is sending them -- and

@@ -61,6 +61,26 @@ static int doorbells(int fd, uint32_t qp_handle)
 	return n;
 }
 
+/*
+ * An RC QP in RTS whose send queue is a fake ring of 4 slots (header +
+ * room for 2 SGEs or 64 inline bytes) and whose doorbell is the pipe
+ * @fds (read end non-blocking). Returns the ring's memory.
+ */
+static void *fake_rc_sq(struct metaroce_qp *qp, struct ibv_context *ctx,
+			int fds[2])
+{
+	assert(!pipe(fds));
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	ctx->cmd_fd = fds[1];
+	qp->vqp.qp.context = ctx;
+	qp->vqp.qp.qp_type = IBV_QPT_RC;
+	qp->vqp.qp.state = IBV_QPS_RTS;	/* sends need RTS (IBA 11.4.1.1) */
+	qp->sq.max_sge = 2;
+	qp->sq.max_inline = 64;
+	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	return fake_queue(&qp->sq.ring, 4, 128);
+}
+
 static void test_ring_init(void)
 {
 	size_t size = METAROCE_QUEUE_HDR_SIZE + 4 * 64;
@@ -96,18 +116,8 @@ static void test_post_send(void)
 	int fds[2];
 	void *mem;
 
-	assert(!pipe(fds));
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
-	ctx.cmd_fd = fds[1];
-	qp.vqp.qp.context = &ctx;
+	mem = fake_rc_sq(&qp, &ctx, fds);
 	qp.vqp.qp.handle = 7;
-	qp.vqp.qp.qp_type = IBV_QPT_RC;
-	qp.vqp.qp.state = IBV_QPS_RTS;	/* sends need RTS (IBA 11.4.1.1) */
-	qp.sq.max_sge = 2;
-	qp.sq.max_inline = 64;
-	pthread_spin_init(&qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
-	/* header + room for 2 SGEs or 64 inline bytes */
-	mem = fake_queue(&qp.sq.ring, 4, 128);
 
 	memset(payload, 'x', sizeof(payload));
 	memcpy(payload, "hello, ring", 11);
@@ -333,16 +343,8 @@ static void test_bind_mw_rkey(void)
 	int fds[2];
 	void *mem;
 
-	assert(!pipe(fds));
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
-	ctx.cmd_fd = fds[1];
-	qp.vqp.qp.context = &ctx;
+	mem = fake_rc_sq(&qp, &ctx, fds);
 	qp.vqp.qp.pd = &pd;
-	qp.vqp.qp.qp_type = IBV_QPT_RC;
-	qp.vqp.qp.state = IBV_QPS_RTS;
-	qp.sq.max_sge = 2;
-	pthread_spin_init(&qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
-	mem = fake_queue(&qp.sq.ring, 4, 128);
 
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 9;

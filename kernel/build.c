@@ -106,6 +106,7 @@ struct sk_buff *metaroce_tp_build_psn(struct metaroce_qp *qp,
 	p.ppsn = ppsn;
 	p.tsval = (u32)tp_now_us();
 	p.payload_len = d->len;
+	p.epoch = d->epoch;
 	mrc_resp_cum_fill(&s->resp, &p);
 
 	switch (d->kind) {

@@ -307,6 +307,7 @@ static void tp_env_count(void *ctx, u8 counter, u32 n)
 		[MRC_CNT_SPURIOUS_RTO] = TP_STAT_SPURIOUS_RTO,
 		[MRC_CNT_RTO] = TP_STAT_RTO,
 		[MRC_CNT_UC_DROP] = TP_STAT_UC_MSG_DROPS,
+		[MRC_CNT_VOIDED] = TP_STAT_RNR_VOIDED,
 	};
 
 	if (counter == MRC_CNT_RTO)

@@ -194,6 +194,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->req.sq_head = 0;
 	s->local_end = 0;
 	s->req.smsn = 0;
+	s->req.epoch = 0;
 	s->req.rd_atomic_out = 0;
 	s->mtu = 0;		/* the next life's is chosen at its RTR */
 }

@@ -60,6 +60,7 @@ const struct rdma_stat_desc metaroce_tp_stat_descs[TP_STAT_MAX] = {
 	[TP_STAT_UC_MSG_DROPS].name = "uc_msg_drops",
 	[TP_STAT_TX_TOO_BIG].name = "tx_too_big",
 	[TP_STAT_RX_DEFERRED].name = "rx_deferred",
+	[TP_STAT_RNR_VOIDED].name = "rnr_voided",
 };
 
 /* Longest header: BTH + ACKH + 16 path records (208 bytes). */

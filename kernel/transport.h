@@ -79,6 +79,7 @@ enum metaroce_tp_stat {
 	TP_STAT_UC_MSG_DROPS,	/* UC messages lost or refused by a responder */
 	TP_STAT_TX_TOO_BIG,	/* sent larger than the netdev MTU (seg_size) */
 	TP_STAT_RX_DEFERRED,	/* packets queued for the QP's worker (rx_defer) */
+	TP_STAT_RNR_VOIDED,	/* request packets voided by an RNR refusal */
 	TP_STAT_MAX
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
 /*
- * metaroce wire format (protocol version 2).
+ * metaroce wire format (protocol version 3).
  *
  * The normative description is Documentation/protocol.rst; this file and
  * that document must agree. Every multi-byte field is big-endian. Headers
@@ -29,8 +29,12 @@
 #define __packed __attribute__((packed))
 #endif
 
-/* 2: BTH flag CUMACK and cum_lo (protocol.rst, "Cumulative ACK ...") */
-#define MRC_WIRE_VERSION	2
+/*
+ * 2: BTH flag CUMACK and cum_lo (protocol.rst, "Cumulative ACK ...").
+ * 3: the request epoch (BTH path_id's high nibble; the ACK's nak_psn and
+ *    rnr_timer on every ACK): protocol.rst "RNR and the request epoch".
+ */
+#define MRC_WIRE_VERSION	3
 
 /* Default UDP destination port (module parameter "udp_port"). */
 #define MRC_UDP_PORT		19791
@@ -75,7 +79,7 @@ struct mrc_bth {
 	__u8	version;	/* MRC_WIRE_VERSION */
 	__u8	opcode;		/* enum mrc_opcode */
 	__u8	flags;		/* MRC_F_* */
-	__u8	path_id;	/* sender's path, < MRC_MAX_PATHS */
+	__u8	path_id;	/* bits 0-3: sender's path; 4-7: epoch */
 	__be32	dst_qpn;	/* destination QP, 24 bits, top byte 0 */
 	__be32	psn;		/* per-QP packet sequence number */
 	__be32	ppsn;		/* per-path packet sequence number */
@@ -83,6 +87,16 @@ struct mrc_bth {
 	__be16	payload_len;	/* bytes of payload after the extension */
 	__be16	cum_lo;		/* CUMACK: low 16 bits of sender's rx cum */
 } __packed;
+
+/*
+ * BTH path_id: the low nibble is the path (< MRC_MAX_PATHS), the high one
+ * the epoch (version 3): on a request (SEND*, WRITE*, READ_REQ, CMP_SWAP,
+ * FETCH_ADD) the requester's request epoch, on an ACK the responder's
+ * receive epoch, on every other packet 0 (ignored).
+ */
+#define MRC_PATH_MASK		0x0f
+#define MRC_EPOCH_SHIFT		4
+#define MRC_EPOCHS		16	/* epochs are compared mod 16 */
 
 /* BTH flags */
 #define MRC_F_FIRST	0x01	/* first packet of a message */
@@ -178,7 +192,7 @@ struct mrc_udh {
  */
 struct mrc_ackh {
 	__be32	cum_psn;	/* every PSN before this one was received */
-	__be32	nak_psn;	/* PSN the syndrome refers to (NAK), else 0 */
+	__be32	nak_psn;	/* NAK: its PSN; ACK: the void PSN (v3) */
 	__be32	tsecr;		/* tsval echoed from a recent data packet */
 	__be16	ack_delay;	/* us between that packet and this ACK */
 	__be16	fair_share;	/* receiver's cap on inflight pkts, 0 = none */
@@ -186,7 +200,7 @@ struct mrc_ackh {
 	__u8	syndrome;	/* enum mrc_syndrome */
 	__u8	ts_path;	/* path the echoed packet arrived on */
 	__u8	npaths;		/* struct mrc_ack_path records that follow */
-	__u8	rnr_timer;	/* MRC_SYN_RNR: IB-encoded RNR delay, else 0 */
+	__u8	rnr_timer;	/* IB-encoded RNR delay (v3: every ACK) */
 	__be16	dsack_off;	/* DSACK: PSN received twice - cum_psn (s16) */
 	__u8	sack[MRC_SACK_BYTES];
 } __packed;

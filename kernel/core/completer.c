@@ -327,7 +327,7 @@ static struct mrc_swqe *comp_psn_wqe(const struct mrc_req *q, u32 psn)
 	const struct mrc_txd *d = &q->pkt[psn & (MRC_WND - 1)];
 
 	if (mrc_sb_state_of(&q->sb, psn) == MRC_SB_FREE ||
-	    d->kind != MRC_TXD_REQ)
+	    d->kind != MRC_TXD_REQ || d->voided)
 		return NULL;
 	return mrc_req_swqe(q, d->idx);
 }
@@ -357,36 +357,107 @@ static struct mrc_swqe *comp_find_rd(const struct mrc_req *q, u32 req_psn)
 }
 
 /*
- * An RNR NAK of @a->nak_psn: resend it after the RNR delay, up to the
- * QP's rnr_retry times (7: forever). Once they are used up the WQE fails
- * with RNR_RETRY_EXC_ERR and nothing of it is resent, as in IB: it
- * completes when every WQE before it has (protocol.rst "ACK
- * processing"). A NAK that answers an earlier transmission than the
- * PSN's latest (duplicated, or overtaken by the resend: its tsecr is
- * older than the latest send; 0 echoes nothing) is stale and ignored.
+ * The WQEs from @idx to the one being segmented (inclusive if it started)
+ * lose their packets: make them unsent again, or (@flush) end them with
+ * their error, else WR_FLUSH_ERR -- a partly sent one is left to the
+ * requester, which cuts it (MRC_REQS_CUT).
  */
-static void comp_nak_rnr(struct mrc_req *q, const struct mrc_env *e,
-			 const struct mrc_ack_info *a)
+static void comp_rewind(struct mrc_req *q, u32 idx, bool flush)
 {
-	const struct mrc_sb_ent *ent = &q->sb.ent[a->nak_psn & (MRC_WND - 1)];
-	struct mrc_swqe *w = comp_psn_wqe(q, a->nak_psn);
-	u8 st = mrc_sb_state_of(&q->sb, a->nak_psn);
+	u32 i, end = q->sq_seg;
 
-	if (st != MRC_SB_INFLIGHT && st != MRC_SB_LOST)
-		return;
-	if (a->tsecr && (s32)(a->tsecr - ent->sent_us) < 0)
-		return;
-	if (w && w->status != MRC_WC_SUCCESS)
-		return;		/* failed already: never resent */
-	if (w && !q->rnr_wait && q->cfg.rnr_retry != 7 && !w->rnr_left) {
-		w->status = MRC_WC_RNR_RETRY_EXC_ERR;
-		q->stop_new = 1;
-		return;
+	if (!flush && q->sq_seg != q->sq_head &&
+	    mrc_req_swqe(q, q->sq_seg)->seg_off)
+		end++;
+	for (i = idx; i != end; i++) {
+		struct mrc_swqe *w = mrc_req_swqe(q, i);
+
+		/* a local operation ran once; an error WQE keeps its error */
+		if (!w->mrc_op && !flush)
+			w->rewound = 1;		/* passed again, not run */
+		if (!w->mrc_op || (!flush && w->status != MRC_WC_SUCCESS))
+			continue;
+		if (w->rd_atomic && w->segmented && !w->resp_done)
+			q->rd_atomic_out--;
+		if (flush) {
+			if (w->status == MRC_WC_SUCCESS)
+				w->status = MRC_WC_WR_FLUSH_ERR;
+			w->resp_done = 1;
+			if (!w->segmented)
+				w->last_psn = q->sb.nxt - 1;
+			w->segmented = 1;
+			continue;
+		}
+		w->rewound = 1;
+		w->seg_off = 0;
+		w->segmented = 0;
+		w->resp_done = 0;
+		w->resp_bytes = 0;
+		w->first_psn = 0;
+		w->last_psn = 0;
 	}
-	mrc_sb_mark_lost(&q->sb, a->nak_psn);
-	if (q->rnr_wait)
+	if (flush)
+		q->sq_seg = end;
+	else
+		q->sq_seg = idx;
+}
+
+/*
+ * Version 3 (protocol.rst "RNR and the request epoch"): every ACK tells
+ * the responder's receive epoch. One ahead of ours, the responder refused
+ * our request at @a->nak_psn (RNR; the NAK itself, or a later ACK if that
+ * was lost) and voided it and every request after it that we sent in our
+ * epoch, or of its message: they count as received and did nothing. The
+ * next epoch begins: those PSNs are voided here too (resent if lost,
+ * completing nothing), and their WQEs, from the refused one on, are sent
+ * again under new PSNs once the RNR delay has passed -- up to the QP's
+ * rnr_retry times (7: forever); then the refused WQE fails with
+ * RNR_RETRY_EXC_ERR and those after it are flushed, as with an error WQE
+ * pending (stop_new). Anything else (the same epoch, an older one: a
+ * stale ACK) is an ordinary ACK.
+ */
+static void comp_epoch(struct mrc_req *q, const struct mrc_env *e,
+		       const struct mrc_ack_info *a)
+{
+	struct mrc_txd *d = &q->pkt[a->nak_psn & (MRC_WND - 1)];
+	struct mrc_swqe *w;
+	bool flush;
+	u32 idx, x;
+
+	x = (a->epoch - q->epoch) & (MRC_EPOCHS - 1);
+	if (!x || x >= MRC_EPOCHS / 2 ||
+	    (a->syndrome != MRC_SYN_ACK && a->syndrome != MRC_SYN_RNR))
 		return;
-	if (w && q->cfg.rnr_retry != 7)
+	/* it names a request not voided that awaits its ACK */
+	if (!mrc_seq_in(a->nak_psn, q->sb.una, q->sb.nxt) ||
+	    d->kind != MRC_TXD_REQ || d->voided ||
+	    !mrc_seq_in(d->idx, q->sq_tail, q->sq_head) ||
+	    mrc_seq_gt(d->idx, q->sq_seg))
+		return;
+	idx = d->idx;
+	q->epoch = a->epoch;
+	for (x = q->sb.una; mrc_seq_lt(x, q->sb.nxt); x++) {
+		d = &q->pkt[x & (MRC_WND - 1)];
+		if (d->kind == MRC_TXD_REQ && !d->voided &&
+		    d->idx - idx < q->sq_head - idx)
+			d->voided = 1;
+	}
+	if (q->rdw && q->pkt[q->rdw_psn & (MRC_WND - 1)].voided)
+		q->rdw = 0;
+	if (q->rdd && q->pkt[q->rdd_psn & (MRC_WND - 1)].voided)
+		q->rdd = 0;
+	w = mrc_req_swqe(q, idx);
+	flush = q->stop_new || q->failed;
+	if (!flush && q->cfg.rnr_retry != 7 && !w->rnr_left) {
+		if (w->status == MRC_WC_SUCCESS)
+			w->status = MRC_WC_RNR_RETRY_EXC_ERR;
+		q->stop_new = 1;
+		flush = true;
+	}
+	comp_rewind(q, idx, flush);
+	if (flush)
+		return;
+	if (q->cfg.rnr_retry != 7)
 		w->rnr_left--;
 	q->rnr_wait = 1;
 	e->ops->timer_arm(e->ctx, MRC_TIMER_RNR,
@@ -485,6 +556,8 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
 			if (a->syndrome != MRC_SYN_ACK &&
 			    a->syndrome != MRC_SYN_RNR)
 				nak_w = comp_psn_wqe(q, a->nak_psn);
+			/* before the ACK retires what the refusal voided */
+			comp_epoch(q, e, a);
 			for (i = 0; i < q->paths.n; i++)
 				mrc_sb_set_reo_wnd(&q->sb, i,
 					mrc_rtt_reo_wnd(&q->paths.p[i].rtt),
@@ -552,8 +625,8 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
 			       MRC_COMP_NAK_ERR;
 			break;
 		case MRC_COMP_NAK_RNR:
+			/* comp_epoch() acted on it; a stale one says nothing */
 			comp_count(e, MRC_CNT_RNR_NAK_RCVD, 1);
-			comp_nak_rnr(q, e, a);
 			next = MRC_COMP_COMPLETE;
 			break;
 		case MRC_COMP_NAK_ERR:
@@ -647,6 +720,7 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 	 */
 	if (w && q->anchored && !q->failed &&
 	    mrc_sb_resp_ack(&q->sb, req_psn, e->ops->now_us(e->ctx), &a)) {
+		a.epoch = q->epoch;	/* implicit: says nothing of epochs */
 		q->rd_resp = !(p->flags & MRC_F_RETX);
 		mrc_comp_ack(q, e, &a, false);
 		q->rd_resp = 0;
@@ -673,6 +747,7 @@ int mrc_comp_cum(struct mrc_req *q, const struct mrc_env *e, u16 cum_lo)
 	memset(&a, 0, sizeof(a));
 	a.cum_psn = cum;
 	a.syndrome = MRC_SYN_ACK;
+	a.epoch = q->epoch;	/* CUMACK says nothing of epochs */
 	a.rwnd = MRC_WND;
 	/* no echo: rtt_from_echo() gives no sample of the future */
 	a.tsecr = (u32)now + 1;

@@ -102,6 +102,7 @@ enum mrc_counter {
 	MRC_CNT_SPURIOUS_RTO,	/* timeouts undone */
 	MRC_CNT_RTO,		/* timeouts that marked loss */
 	MRC_CNT_UC_DROP,	/* UC messages dropped (lost, refused) */
+	MRC_CNT_VOIDED,		/* requests voided by an RNR refusal */
 	MRC_CNT_MAX
 };
 

@@ -112,6 +112,9 @@ static int mrc_pkt_check(const struct mrc_pkt *p)
 		return -MRC_E_FLAGS;
 	if (p->path_id >= MRC_MAX_PATHS)
 		return -MRC_E_PATH;
+	if (p->epoch >= MRC_EPOCHS ||
+	    (p->opcode == MRC_OP_ACK && p->ack.epoch >= MRC_EPOCHS))
+		return -MRC_E_FIELD;
 	if (p->dst_qpn > 0xffffff)
 		return -MRC_E_QPN;
 	if (p->payload_len > MRC_MAX_PAYLOAD)
@@ -212,7 +215,9 @@ int mrc_hdr_build(const struct mrc_pkt *p, void *buf, u32 buflen)
 	P8(b, mrc_bth, version, MRC_WIRE_VERSION);
 	P8(b, mrc_bth, opcode, p->opcode);
 	P8(b, mrc_bth, flags, p->flags);
-	P8(b, mrc_bth, path_id, p->path_id);
+	P8(b, mrc_bth, path_id, p->path_id |
+	   (p->opcode == MRC_OP_ACK ? p->ack.epoch : p->epoch) <<
+	   MRC_EPOCH_SHIFT);
 	P32(b, mrc_bth, dst_qpn, p->dst_qpn);
 	P32(b, mrc_bth, psn, p->psn);
 	P32(b, mrc_bth, ppsn, p->ppsn);
@@ -319,7 +324,8 @@ int mrc_hdr_parse(const void *buf, u32 avail, u32 pkt_len, struct mrc_pkt *p)
 	if (ext < 0)
 		return ext;
 	p->flags = G8(b, mrc_bth, flags);
-	p->path_id = G8(b, mrc_bth, path_id);
+	p->path_id = G8(b, mrc_bth, path_id) & MRC_PATH_MASK;
+	p->epoch = G8(b, mrc_bth, path_id) >> MRC_EPOCH_SHIFT;
 	p->dst_qpn = G32(b, mrc_bth, dst_qpn);
 	p->psn = G32(b, mrc_bth, psn);
 	p->ppsn = G32(b, mrc_bth, ppsn);
@@ -389,6 +395,7 @@ int mrc_hdr_parse(const void *buf, u32 avail, u32 pkt_len, struct mrc_pkt *p)
 		p->ack.ts_path = G8(e, mrc_ackh, ts_path);
 		p->ack.npaths = G8(e, mrc_ackh, npaths);
 		p->ack.rnr_timer = G8(e, mrc_ackh, rnr_timer);
+		p->ack.epoch = p->epoch;
 		dsack_off = G16(e, mrc_ackh, dsack_off);
 		if (dsack_off) {
 			p->ack.dsack = 1;

@@ -49,6 +49,7 @@ struct mrc_ack_info {
 	u8 ts_path;
 	u8 npaths;
 	u8 rnr_timer;
+	u8 epoch;			/* BTH: the responder's receive epoch */
 	u8 dsack;			/* dsack_psn is valid */
 	u32 dsack_psn;			/* a PSN received twice (DSACK) */
 	u8 sack[MRC_SACK_BYTES];	/* bit i: PSN cum_psn + i received */
@@ -60,6 +61,7 @@ struct mrc_pkt {
 	u8 opcode;
 	u8 flags;
 	u8 path_id;
+	u8 epoch;	/* requests: the request epoch (ACK: ack.epoch) */
 	u16 payload_len;
 	u32 dst_qpn;
 	u32 psn;

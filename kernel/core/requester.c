@@ -67,7 +67,8 @@ static bool req_psn_failed(const struct mrc_req *q, u32 psn)
 {
 	const struct mrc_txd *d = &q->pkt[psn & (MRC_WND - 1)];
 
-	return d->kind == MRC_TXD_REQ &&
+	/* a voided one is resent until acknowledged, whatever its WQE did */
+	return d->kind == MRC_TXD_REQ && !d->voided &&
 	       d->idx - q->sq_tail < q->sq_head - q->sq_tail &&
 	       mrc_req_swqe(q, d->idx)->status != MRC_WC_SUCCESS;
 }
@@ -247,6 +248,7 @@ static void req_segment(struct mrc_req *q, struct mrc_swqe *w,
 
 	d->kind = MRC_TXD_REQ;
 	d->opcode = w->mrc_op;
+	d->epoch = q->epoch;
 	d->idx = q->sq_seg;
 	d->offset = w->seg_off;
 	d->msg_len = w->len;
@@ -272,6 +274,7 @@ static void req_segment(struct mrc_req *q, struct mrc_swqe *w,
 			d->flags |= MRC_F_SOLICIT;
 		w->last_psn = o->psn;
 		w->segmented = 1;
+		w->rewound = 0;
 		if (w->rd_atomic) {
 			q->rd_atomic_out++;
 			/* time its acknowledgement (mrc_comp_ack) */
@@ -351,9 +354,12 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			else if (!mid && !q->failed && mrc_resp_rsp_ready(r))
 				next = MRC_REQS_RESPOND;
 			else if (q->stop_new || !q->cfg.running ||
-				 (q->rnr_wait && !mid))
+				 (q->rnr_wait && !mid) ||
+				 (!mid && mrc_req_epoch_behind(q)))
 				next = MRC_REQS_DONE;
-			else if (q->cfg.sqd && !mid)
+			else if (q->cfg.sqd && !mid &&
+				 (q->sq_seg == q->sq_head ||
+				  !mrc_req_swqe(q, q->sq_seg)->rewound))
 				next = MRC_REQS_DONE;	/* SQD: no new message */
 			else if (q->sq_seg == q->sq_head)
 				next = MRC_REQS_FETCH;
@@ -375,6 +381,8 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			w = mrc_req_swqe(q, q->sq_seg);
 			if (w->status != MRC_WC_SUCCESS)
 				next = MRC_REQS_ERR_WQE;
+			else if (!w->mrc_op && w->segmented)
+				next = MRC_REQS_LOCAL;	/* ran before a rewind */
 			else if (!w->mrc_op)
 				next = req_may_start(q, w) ? MRC_REQS_LOCAL :
 				       MRC_REQS_BLOCKED;
@@ -404,7 +412,10 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			next = MRC_REQS_DONE;
 			break;
 		case MRC_REQS_LOCAL:
-			e->ops->local_op(e->ctx, w);
+			/* once: an RNR rewind passes it again (comp_epoch) */
+			if (!w->segmented)
+				e->ops->local_op(e->ctx, w);
+			w->rewound = 0;
 			req_wqe_done(q, w);
 			/* a failed one is an error WQE: nothing after it starts */
 			if (w->status != MRC_WC_SUCCESS)
@@ -457,10 +468,30 @@ void mrc_req_wqe_failed(struct mrc_req *q, struct mrc_swqe *w, u8 status)
 	q->stop_new = 1;
 }
 
+bool mrc_req_epoch_behind(const struct mrc_req *q)
+{
+	const struct mrc_txd *d;
+	u32 psn;
+
+	/* epochs grow with PSNs: the oldest request awaiting its ACK */
+	for (psn = q->sb.una; mrc_seq_lt(psn, q->sb.nxt); psn++) {
+		d = &q->pkt[psn & (MRC_WND - 1)];
+		if (d->kind == MRC_TXD_REQ && req_psn_awaits(q, psn))
+			return ((q->epoch - d->epoch) & (MRC_EPOCHS - 1)) >=
+			       MRC_EPOCHS / 2;
+	}
+	return false;
+}
+
 bool mrc_req_drained(const struct mrc_req *q)
 {
-	return q->sq_tail == q->sq_seg &&
-	       (q->sq_seg == q->sq_head || !mrc_req_swqe(q, q->sq_seg)->seg_off);
+	const struct mrc_swqe *w;
+
+	if (q->sq_tail != q->sq_seg || q->sq_seg == q->sq_head)
+		return q->sq_tail == q->sq_seg;
+	/* one an RNR switch made unsent was started: it goes on in SQD */
+	w = mrc_req_swqe(q, q->sq_seg);
+	return !w->seg_off && !w->rewound;
 }
 
 /* ----------------------------------------------------------- timers */

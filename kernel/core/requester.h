@@ -30,6 +30,14 @@ struct mrc_txd {
 	u8 flags;		/* MRC_F_FIRST | LAST | SOLICIT */
 	u8 gone;		/* READ response: mrc_req_resp_gone() count */
 	u16 len;		/* payload bytes */
+	u8 epoch;		/* REQ: the request epoch it was sent in */
+	/*
+	 * REQ: the responder voided it (an RNR refusal at or before it,
+	 * protocol.rst "RNR and the request epoch"): still resent until
+	 * acknowledged, but it completes nothing; its WQE is segmented
+	 * again under new PSNs.
+	 */
+	u8 voided;
 	u32 idx;		/* REQ: SQ index of the WQE */
 	u32 offset;		/* byte offset within the message */
 	u32 msg_len;
@@ -71,7 +79,7 @@ struct mrc_swqe {
 	u8 signaled;
 	u8 status;		/* enum mrc_wc_status; error completions */
 	u8 rnr_left;
-	u8 reserved;
+	u8 rewound;		/* an RNR switch made it unsent again */
 	/* then num_sge struct mrc_sge, or inline_len bytes */
 	union {
 		struct mrc_sge sge[0];
@@ -107,7 +115,8 @@ struct mrc_req_cfg {
 	/*
 	 * SQD: the send queue drains. The message being segmented goes on
 	 * to its last packet; no new one starts (nor is a WQE fetched or a
-	 * local operation run) until RTS clears it. READ/atomic responses,
+	 * local operation run) until RTS clears it -- but one an RNR switch
+	 * made unsent again (rewound) was started and goes. READ/atomic responses,
 	 * retransmissions and completions go on (design.rst "Verbs
 	 * coverage", SQD).
 	 */
@@ -135,6 +144,7 @@ struct mrc_req {
 	u32 sq_seg;		/* next WQE to segment */
 	u32 sq_head;		/* next WQE to fetch from the ring */
 	u32 smsn;		/* next receive message seq to assign */
+	u8 epoch;		/* request epoch of new request packets */
 	u32 rd_atomic_out;	/* READ/atomic WQEs awaiting responses */
 
 	/*
@@ -279,9 +289,19 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 void mrc_req_wqe_failed(struct mrc_req *q, struct mrc_swqe *w, u8 status);
 
 /*
+ * Is the oldest request awaiting its ACK of an epoch MRC_EPOCHS / 2 or
+ * more behind the QP's? Then no new message starts until it is
+ * acknowledged: a responder tells epochs apart modulo MRC_EPOCHS, and a
+ * new epoch begins only with the refusal of a new request (protocol.rst
+ * "RNR and the request epoch").
+ */
+bool mrc_req_epoch_behind(const struct mrc_req *q);
+
+/*
  * SQD's drained state: every message started has completed (none is
- * partly segmented, none awaits its ACK or response). WQEs fetched but
- * not started do not count.
+ * partly segmented, none awaits its ACK or response, none waits to be
+ * sent again after an RNR switch). WQEs fetched but not started do not
+ * count.
  */
 bool mrc_req_drained(const struct mrc_req *q);
 

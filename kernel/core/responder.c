@@ -78,10 +78,16 @@ void mrc_resp_send_ack(struct mrc_resp *r, const struct mrc_env *e, u8 syn,
 	p.path_id = r->cfg.npaths ? r->rx.ts_path % r->cfg.npaths : 0;
 	p.dst_qpn = r->cfg.dest_qpn & 0xffffff;
 	p.ack.syndrome = syn;
-	if (syn != MRC_SYN_ACK)
-		p.ack.nak_psn = nak_psn;
-	if (syn == MRC_SYN_RNR)
-		p.ack.rnr_timer = r->cfg.min_rnr_timer & 0x1f;
+	/*
+	 * Version 3: every ACK tells the receive epoch, the PSN whose
+	 * refusal began it and the RNR delay, so that a requester whose RNR
+	 * NAK was lost switches on the next ACK (protocol.rst "RNR and the
+	 * request epoch").
+	 */
+	p.ack.epoch = r->epoch;
+	p.ack.nak_psn = syn != MRC_SYN_ACK ? nak_psn :
+			r->void_psn[(r->epoch - 1) & (MRC_EPOCHS - 1)];
+	p.ack.rnr_timer = r->cfg.min_rnr_timer & 0x1f;
 	e->ops->timer_cancel(e->ctx, MRC_TIMER_ACK);
 	e->ops->emit(e->ctx, &p, NULL, 0);
 }
@@ -110,6 +116,9 @@ void mrc_resp_cum_fill(const struct mrc_resp *r, struct mrc_pkt *p)
 {
 	if (!mrc_resp_ready(r) || r->cfg.uc || (p->flags & MRC_F_UC) ||
 	    !mrc_op_sequenced(p->opcode))
+		return;
+	/* none after an RNR refusal until the peer switched epochs */
+	if (!r->epoch_seen)
 		return;
 	p->flags |= MRC_F_CUMACK;
 	p->cum_lo = (u16)r->rx.cum;
@@ -764,6 +773,84 @@ void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e)
 	resp_fail(e, MRC_QPE_ACCESS_ERR);
 }
 
+/* ---------------------------------------------- RNR and the epoch */
+
+/* The receive message sequence of a request that has one, else -1. */
+static s64 resp_pkt_msn(const struct mrc_pkt *p)
+{
+	switch (p->opcode) {
+	case MRC_OP_SEND:
+	case MRC_OP_SEND_IMM:
+	case MRC_OP_SEND_INV:
+		return p->send.rmsn;
+	case MRC_OP_WRITE_IMM:
+		return p->write.rmsn;
+	}
+	return -1;
+}
+
+/*
+ * Is request @p void: of an earlier epoch, at or after the PSN whose
+ * refusal ended that epoch, or of the refused message or a later one
+ * (protocol.rst "RNR and the request epoch")?
+ */
+static bool resp_voided(const struct mrc_resp *r, const struct mrc_pkt *p)
+{
+	u32 i = p->epoch & (MRC_EPOCHS - 1);
+	s64 msn = resp_pkt_msn(p);
+
+	if (p->epoch == r->epoch)
+		return false;
+	if (mrc_seq_geq(p->psn, r->void_psn[i]))
+		return true;
+	return msn >= 0 && mrc_seq_geq((u32)msn, r->void_msn[i]);
+}
+
+/*
+ * Request @p, not void, found no receive WQE: refuse it (RNR). The current
+ * epoch ends: @p and every request after it, or of @p's message or a
+ * later one, of @p's epoch or a later one, is void. @p may be of an
+ * earlier epoch, before the PSN whose refusal ended it: a message whose
+ * receive WQE was not taken when a later one was refused (WQEs are taken
+ * in message order); the void point of its epoch and the later ones moves
+ * back to it. Those already here are undone: the READs and atomics queued
+ * after it (none ran: they wait for @p, never received) and the WRITE last
+ * packets held after it. WRITE packets after it that were placed are
+ * written again when the requester resends them, in order.
+ */
+static void resp_refuse(struct mrc_resp *r, const struct mrc_env *e,
+			const struct mrc_pkt *p)
+{
+	u32 m = (u32)resp_pkt_msn(p), n = 0, i;
+	u8 t = p->epoch & (MRC_EPOCHS - 1);
+
+	for (;; t = (t + 1) & (MRC_EPOCHS - 1)) {
+		i = t;
+		if (t == r->epoch || mrc_seq_lt(p->psn, r->void_psn[i]))
+			r->void_psn[i] = p->psn;
+		if (t == r->epoch || mrc_seq_lt(m, r->void_msn[i]))
+			r->void_msn[i] = m;
+		if (t == r->epoch)
+			break;
+	}
+	r->epoch = (r->epoch + 1) & (MRC_EPOCHS - 1);
+	r->epoch_seen = 0;
+	mrc_rspq_drop_from(&r->rspq, p->psn);
+	while (n < r->nheld) {
+		struct mrc_held *h = &r->held[n];
+
+		if (!resp_voided(r, &h->p)) {
+			n++;
+			continue;
+		}
+		e->ops->release(e->ctx, h->pkt);
+		r->nheld--;
+		memmove(h, h + 1, (r->nheld - n) * sizeof(*h));
+	}
+	if (r->inv_nak && mrc_seq_geq(r->inv_nak_psn, p->psn))
+		r->inv_nak = 0;
+}
+
 /* ------------------------------------------------ the packet machine */
 
 /* The QP access right a request needs, or 0. */
@@ -1169,6 +1256,7 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 	u8 syn = MRC_SYN_ACK, held_syn = 0;
 	int res = RESP_DROP;
 	u32 need, fail_psn = 0;
+	bool refused = false;
 
 	if (r->cfg.uc)
 		return resp_uc_rx(r, e, p, pkt);
@@ -1214,6 +1302,17 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			}
 			/* not a WRITE's bytes (yet); placing says otherwise */
 			mrc_wo_record(&r->wo, p->psn, 0, 0, 0);
+			if (!mrc_op_is_response(p->opcode)) {
+				if (p->epoch == r->epoch) {
+					r->epoch_seen = 1;
+				} else if (resp_voided(r, p)) {
+					/* a refused epoch's: received, void */
+					resp_count(e, MRC_CNT_VOIDED);
+					res = RESP_PLACED;
+					next = MRC_RESP_COMMIT;
+					break;
+				}
+			}
 			switch (p->opcode) {
 			case MRC_OP_SEND:
 			case MRC_OP_SEND_IMM:
@@ -1341,6 +1440,19 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			       MRC_RESP_ACK;
 			break;
 		case MRC_RESP_NAK:
+			if (syn == MRC_SYN_RNR && !refused) {
+				/*
+				 * Version 3: the refused PSN is received, void
+				 * (its epoch ends), so that it never pins the
+				 * window; the NAK goes once it is committed.
+				 */
+				resp_refuse(r, e, p);
+				refused = true;
+				resp_count(e, MRC_CNT_VOIDED);
+				res = RESP_PLACED;
+				next = MRC_RESP_COMMIT;
+				break;
+			}
 			resp_nak(r, e, p, syn);
 			/*
 			 * As IB RC: every error but RNR ends the QP, at once --
@@ -1406,6 +1518,10 @@ static void resp_clear(struct mrc_resp *r, const struct mrc_env *e)
 	r->inv_nak = 0;
 	r->inv_nak_psn = 0;
 	r->ack_by_rsp = 0;
+	r->epoch = 0;
+	r->epoch_seen = 1;
+	memset(r->void_psn, 0, sizeof(r->void_psn));
+	memset(r->void_msn, 0, sizeof(r->void_msn));
 }
 
 void mrc_resp_reset(struct mrc_resp *r, const struct mrc_env *e)

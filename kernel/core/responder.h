@@ -147,6 +147,19 @@ struct mrc_resp {
 	 * ended without that response.
 	 */
 	u8 ack_by_rsp;
+	/*
+	 * The receive epoch (protocol.rst "RNR and the request epoch"): an
+	 * RNR refusal of a request of the current epoch ends it. A request
+	 * of an earlier epoch e at or after void_psn[e], or of a message at
+	 * or after void_msn[e], is void: committed, never placed or run;
+	 * the requester sends it again in a later epoch. epoch_seen: a
+	 * request of the current epoch arrived (the requester switched);
+	 * until then no packet carries CUMACK, which says nothing of the
+	 * epoch and would let the requester retire voided PSNs.
+	 */
+	u8 epoch, epoch_seen;
+	u32 void_psn[MRC_EPOCHS];
+	u32 void_msn[MRC_EPOCHS];
 	u32 nheld;
 	struct mrc_rspq rspq;	/* READ/atomic requests, PSN order */
 	struct mrc_rslot rslot[MRC_RSLOTS];

@@ -57,6 +57,18 @@ void mrc_rspq_pop(struct mrc_rspq *q)
 		q->tail++;
 }
 
+u32 mrc_rspq_drop_from(struct mrc_rspq *q, u32 psn)
+{
+	u32 n = 0;
+
+	while (q->head != q->tail &&
+	       mrc_seq_geq(rspq_at(q, q->head - 1)->req_psn, psn)) {
+		q->head--;
+		n++;
+	}
+	return n;
+}
+
 void mrc_rspq_clear(struct mrc_rspq *q)
 {
 	q->tail = q->head;

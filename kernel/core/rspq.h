@@ -71,6 +71,12 @@ bool mrc_rspq_ready(const struct mrc_rspq *q, u32 cum, bool held,
 /* The head's responses are all built: drop it. */
 void mrc_rspq_pop(struct mrc_rspq *q);
 
+/*
+ * Drop the entries at or after @psn (voided by an RNR refusal, none of
+ * them started: they wait for the refused PSN). Returns how many.
+ */
+u32 mrc_rspq_drop_from(struct mrc_rspq *q, u32 psn);
+
 /* Drop everything (QP error, reset). */
 void mrc_rspq_clear(struct mrc_rspq *q);
 

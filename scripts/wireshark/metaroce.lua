@@ -1,8 +1,13 @@
 -- SPDX-License-Identifier: GPL-2.0
 --
--- Wireshark / tshark dissector for the metaroce wire protocol, version 2
+-- Wireshark / tshark dissector for the metaroce wire protocol, version 3
 -- (Documentation/protocol.rst is normative; include/metaroce/wire.h and
 -- kernel/core/hdr.c are the reference parser this file mirrors).
+-- Version 2 added the BTH flag CUMACK and cum_lo; version 3 the request
+-- epoch (protocol.rst "RNR and the request epoch"): BTH byte 3 is the path
+-- (bits 0-3) and the epoch (bits 4-7: a request's request epoch, an ACK's
+-- receive epoch), a syndrome ACK's nak_psn is the void PSN, and every ACK
+-- carries rnr_timer (the responder's minimum RNR delay).
 --
 -- Decodes the BTH, every opcode extension (SENDH, WRITEH, READH, RRESPH,
 -- ATOMICH, ARESPH, UDH, ACKH with its per-path records), the SACK bitmap
@@ -26,6 +31,9 @@
 --   metaroce.flags.retx == 1            retransmissions
 --   metaroce.opcode == 0x10             ACKs
 --   metaroce.ack.syndrome != 0          NAKs
+--   metaroce.epoch > 0                  requests/ACKs past an RNR NAK
+--   metaroce.ack.syndrome == 0 && metaroce.ack.nak_psn != 0
+--                                       ACKs with a void PSN
 --   metaroce.icrc.status == 0           bad ICRC
 --   metaroce.ack.sack.psn == 1234       ACKs that SACK PSN 1234
 --   metaroce.dst_qpn == 17 && metaroce.psn == 1234
@@ -113,7 +121,14 @@ local HAS_PAYLOAD = {
 local F_FIRST, F_LAST, F_ACKREQ, F_SOLICIT, F_RETX, F_UC, F_CUMACK =
 	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40
 local F_ALL = 0x7f
-local VERSION = 2
+local VERSION = 3
+-- BTH byte 3 (version 3): the path in bits 0-3, the epoch in bits 4-7
+local PATH_MASK, EPOCH_MASK = 0x0f, 0xf0
+-- opcodes whose BTH epoch is the request epoch (the ACK's: receive epoch)
+local IS_REQUEST = {
+	[0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true,
+	[0x05] = true, [0x06] = true, [0x08] = true, [0x09] = true,
+}
 
 local syn_names = {
 	[0] = "ACK", [1] = "RNR", [2] = "INV_REQ", [3] = "REM_ACCESS",
@@ -145,7 +160,8 @@ F("f_retx", ProtoField.bool("metaroce.flags.retx", "RETX (retransmission)", 8, n
 F("f_uc", ProtoField.bool("metaroce.flags.uc", "UC (unreliable connected)", 8, nil, F_UC))
 F("f_cumack", ProtoField.bool("metaroce.flags.cumack", "CUMACK (cum_lo valid)", 8, nil, F_CUMACK))
 F("f_undef", ProtoField.uint8("metaroce.flags.undefined", "Undefined bits", base.HEX, nil, 0x80))
-F("path_id", ProtoField.uint8("metaroce.path_id", "Path ID", base.DEC))
+F("path_id", ProtoField.uint8("metaroce.path_id", "Path ID", base.DEC, nil, PATH_MASK))
+F("epoch", ProtoField.uint8("metaroce.epoch", "Epoch", base.DEC, nil, EPOCH_MASK))
 F("dst_qpn", ProtoField.uint32("metaroce.dst_qpn", "Destination QP", base.DEC))
 F("psn", ProtoField.uint32("metaroce.psn", "PSN", base.DEC))
 F("ppsn", ProtoField.uint32("metaroce.ppsn", "Per-path PSN", base.DEC))
@@ -170,6 +186,7 @@ F("src_qpn", ProtoField.uint32("metaroce.ud.src_qpn", "Source QP", base.DEC))
 F("qkey", ProtoField.uint32("metaroce.ud.qkey", "Q_Key", base.HEX))
 -- ACK
 F("cum_psn", ProtoField.uint32("metaroce.ack.cum_psn", "Cumulative PSN", base.DEC))
+-- a NAK's PSN; on a syndrome ACK (version 3) the void PSN (labelled so)
 F("nak_psn", ProtoField.uint32("metaroce.ack.nak_psn", "NAK PSN", base.DEC))
 F("tsecr", ProtoField.uint32("metaroce.ack.tsecr", "Timestamp echo (us)", base.DEC))
 F("ack_delay", ProtoField.uint16("metaroce.ack.ack_delay", "ACK delay (us)", base.DEC))
@@ -408,7 +425,13 @@ local function dissect_ack(tvb, t, pinfo, root, avail, bad)
 	local dsack = tvb(22, 2):int()
 
 	t:add(f.cum_psn, tvb(0, 4))
-	t:add(f.nak_psn, tvb(4, 4))
+	local nak_item = t:add(f.nak_psn, tvb(4, 4))
+	if syn == 0 then
+		-- version 3: the PSN whose RNR refusal began the receive epoch
+		nak_item:set_text(string.format(
+			"Void PSN: %u (RNR refusal that began the receive epoch%s)",
+			nak_psn, nak_psn == 0 and "; 0: none" or ""))
+	end
 	t:add(f.tsecr, tvb(8, 4))
 	t:add(f.ack_delay, tvb(12, 2))
 	t:add(f.fair_share, tvb(14, 2))
@@ -416,15 +439,17 @@ local function dissect_ack(tvb, t, pinfo, root, avail, bad)
 	local syn_item = t:add(f.syndrome, tvb(18, 1))
 	t:add(f.ts_path, tvb(19, 1))
 	t:add(f.npaths, tvb(20, 1))
+	-- version 3: every ACK carries the responder's minimum RNR delay
 	local rnr_item = t:add(f.rnr_timer, tvb(21, 1))
-	if syn == 1 then
-		rnr_item:add(f.rnr_us, tvb(21, 1), rnr_us[band(rnr, 31)]):set_generated()
-	end
+	rnr_item:add(f.rnr_us, tvb(21, 1), rnr_us[band(rnr, 31)]):set_generated()
 	local ds_item = t:add(f.dsack_off, tvb(22, 2))
 
 	local info
 	if syn == 0 then
 		info = string.format("ACK cum %u", cum)
+		if nak_psn ~= 0 then
+			info = info .. string.format(" void %u", nak_psn)
+		end
 	else
 		local name = syn_names[syn] or string.format("syndrome %u", syn)
 		info = string.format("NAK %s psn %u cum %u", name, nak_psn, cum)
@@ -545,7 +570,9 @@ function mrc.dissector(tvb, pinfo, tree)
 	local version = tvb(0, 1):uint()
 	local op = tvb(1, 1):uint()
 	local flags = tvb(2, 1):uint()
-	local path = tvb(3, 1):uint()
+	local path = band(tvb(3, 1):uint(), PATH_MASK)	-- 0..15: all valid
+	local epoch = rshift(band(tvb(3, 1):uint(), EPOCH_MASK), 4)
+	local has_epoch = IS_REQUEST[op] or op == OP.ACK
 	local qpn = u32(tvb, 4)
 	local psn = u32(tvb, 8)
 	local ppsn = u32(tvb, 12)
@@ -567,6 +594,15 @@ function mrc.dissector(tvb, pinfo, tree)
 	fl:add(f.f_cumack, tvb(2, 1))
 	fl:add(f.f_undef, tvb(2, 1))
 	bt:add(f.path_id, tvb(3, 1))
+	if has_epoch then
+		local ep = bt:add(f.epoch, tvb(3, 1))
+		ep:append_text(op == OP.ACK and " (responder's receive epoch)" or
+			" (request epoch)")
+	elseif epoch ~= 0 then
+		-- MUST be 0, but receivers ignore it
+		bt:add(f.epoch, tvb(3, 1)):add_proto_expert_info(ef.reserved,
+			"Epoch not 0 on a packet without one (ignored)")
+	end
 	bt:add(f.dst_qpn, tvb(4, 4))
 	bt:add(f.psn, tvb(8, 4))
 	bt:add(f.ppsn, tvb(12, 4))
@@ -596,12 +632,16 @@ function mrc.dissector(tvb, pinfo, tree)
 		       op == OP.UD_SEND_IMM) then
 		bad("CUMACK on an unsequenced packet")
 	end
-	if path >= MAX_PATHS then bad("path_id >= 16") end
 	if qpn > 0xffffff then bad("dst_qpn wider than 24 bits") end
 	if plen > MAX_PAYLOAD then bad("payload_len > 4096") end
 
 	local info
 	local is_retx = band(flags, F_RETX) ~= 0
+	-- "path P" in the Info column, "path P epoch E" once the epoch is not 0
+	local pathtxt = string.format("path %u", path)
+	if has_epoch and epoch ~= 0 then
+		pathtxt = pathtxt .. string.format(" epoch %u", epoch)
+	end
 	if op == OP.ACK then
 		info = ""	-- filled by dissect_ack
 	elseif op == OP.PROBE then
@@ -609,7 +649,7 @@ function mrc.dissector(tvb, pinfo, tree)
 	elseif op == OP.UD_SEND or op == OP.UD_SEND_IMM then
 		info = string.format("%s path %u qp %u", name, path, qpn)
 	else
-		info = string.format("%s psn %u path %u qp %u", name, psn, path, qpn)
+		info = string.format("%s psn %u %s qp %u", name, psn, pathtxt, qpn)
 	end
 
 	local ext_len = EXT_LEN[op]
@@ -644,7 +684,7 @@ function mrc.dissector(tvb, pinfo, tree)
 				at:set_len(ext_len + np * ACK_PATH_LEN)
 			end
 		end
-		info = info .. string.format(" path %u qp %u", path, qpn)
+		info = info .. string.format(" %s qp %u", pathtxt, qpn)
 		if flags ~= 0 then bad("ACK flags not 0") end
 		if psn ~= 0 or ppsn ~= 0 then
 			-- MUST be 0, but the reference receiver does not check

@@ -228,43 +228,101 @@ MRC_TEST(comp_response_acks_request)
 	MRC_EXPECT_EQ(q->anchored, 0);
 }
 
+/*
+ * Segment WQE @idx again (after an RNR switch) under @npkts new PSNs of
+ * the QP's epoch, as mrc_req_next() would.
+ */
+static void ct_resegment(struct mrc_req *q, u32 idx, u32 npkts)
+{
+	struct mrc_swqe *w = mrc_req_swqe(q, idx);
+	u32 i, psn, ppsn;
+
+	for (i = 0; i < npkts; i++) {
+		mrc_sb_send_new(&q->sb, 0, mk.now, 0, &psn, &ppsn);
+		memset(&q->pkt[psn & (MRC_WND - 1)], 0, sizeof(q->pkt[0]));
+		q->pkt[psn & (MRC_WND - 1)].kind = MRC_TXD_REQ;
+		q->pkt[psn & (MRC_WND - 1)].idx = idx;
+		q->pkt[psn & (MRC_WND - 1)].epoch = q->epoch;
+		if (!i)
+			w->first_psn = psn;
+	}
+	w->last_psn = psn;
+	w->segmented = 1;
+	if (w->rd_atomic)
+		q->rd_atomic_out++;
+	q->sq_seg = idx + 1;
+}
+
+/*
+ * Version 3 (protocol.rst "RNR and the request epoch"): an RNR NAK whose
+ * epoch is one ahead voids the refused request and every one after it:
+ * their PSNs count as received (the NAK's cum passes them) but complete
+ * nothing; their WQEs are segmented again, from their first byte, once
+ * the RNR delay passed. Out of RNR retries, the refused WQE fails.
+ */
 MRC_TEST(comp_rnr_nak)
 {
 	struct mrc_ack_info a;
 	struct mrc_req *q;
-	u32 ppsn;
+	u32 i;
 
 	MRC_ALLOC(q);
 	ct_setup(q, 0);
-	ct_wqe(q, MRC_OP_SEND, 8, 1, true);	/* PSN 0, rnr_left 1 */
-	ct_ack(&a, 0, MRC_SYN_RNR, 0);
+	ct_wqe(q, MRC_OP_WRITE, 8, 1, true);	/* PSN 0 */
+	ct_wqe(q, MRC_OP_SEND, 3000, 3, true);	/* 1..3, rnr_left 1 */
+	ct_wqe(q, MRC_OP_WRITE, 8, 1, true);	/* 4 */
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 5 */
+	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
+	/* the SEND's second packet was refused: 1..5 void, cum 6 */
+	ct_ack(&a, 6, MRC_SYN_RNR, 2);
+	a.epoch = 1;
 	a.rnr_timer = 14;			/* 1.28 ms (IBTA table 45) */
 	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->epoch, 1);
 	MRC_EXPECT_EQ(q->rnr_wait, 1);
 	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RNR]);
 	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RNR], 1280);
-	MRC_EXPECT_EQ(mrc_sb_state_of(&q->sb, 0), MRC_SB_LOST);
-	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->rnr_left, 0);
 	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_RNR_NAK_RCVD], 1);
-	/* the wait ends, the packet is resent (it leaves LOST) and NAKed again */
+	MRC_EXPECT_EQ(q->sb.una, 6);
+	/* only the WRITE before the SEND completed */
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(q->pkt[0].voided, 0);
+	for (i = 1; i <= 5; i++)
+		MRC_EXPECT_EQ(q->pkt[i].voided, 1);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+	for (i = 1; i <= 3; i++) {
+		MRC_EXPECT_EQ(mrc_req_swqe(q, i)->segmented, 0);
+		MRC_EXPECT_EQ(mrc_req_swqe(q, i)->seg_off, 0);
+	}
+	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
+	MRC_EXPECT_EQ(mrc_req_swqe(q, 1)->rnr_left, 0);
+	/* the same NAK again (duplicated): nothing more */
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->epoch, 1);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	/* the wait ends; the SEND goes again under PSN 6, and is refused */
 	q->rnr_wait = 0;
-	mrc_sb_on_retx(&q->sb, 0, 0, mk.now, &ppsn);
-	ct_ack(&a, 0, MRC_SYN_RNR, 0);
+	ct_resegment(q, 1, 1);
+	ct_ack(&a, 7, MRC_SYN_RNR, 6);
+	a.epoch = 2;
 	mrc_comp_ack(q, &mk_e, &a, false);
 	/* out of RNR retries: the WQE fails, the QP goes to ERR */
+	MRC_EXPECT_EQ(q->epoch, 2);
 	MRC_EXPECT_EQ(q->stop_new, 1);
-	MRC_ASSERT_TRUE(mk.nscqe == 1);
-	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_RNR_RETRY_EXC_ERR);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_RNR_RETRY_EXC_ERR);
 	MRC_EXPECT_EQ(q->failed, 1);
 	MRC_EXPECT_EQ(mk.nerr, 1);
 }
 
 /*
  * RNR retries exhausted while the WQE cannot complete yet (a READ before
- * it awaits its response): the SEND is never resent -- not at once, not
- * by a probe or timeout, not on the next RNR NAK -- and completes
- * RNR_RETRY_EXC_ERR once the READ completed (protocol.rst "ACK
- * processing", "Error completions").
+ * it awaits its response): the SEND is never sent again under new PSNs,
+ * and completes RNR_RETRY_EXC_ERR once the READ completed (protocol.rst
+ * "ACK processing", "Error completions"). Its voided PSN is still resent
+ * if lost, as any PSN the responder has not acknowledged.
  */
 MRC_TEST(comp_rnr_exhausted_never_resent)
 {
@@ -277,26 +335,21 @@ MRC_TEST(comp_rnr_exhausted_never_resent)
 	q->cfg.rnr_retry = 0;
 	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* PSN 0 */
 	ct_wqe(q, MRC_OP_SEND, 8, 1, true);		/* PSN 1, rnr_left 0 */
-	ct_ack(&a, 1, MRC_SYN_RNR, 1);
+	ct_ack(&a, 0, MRC_SYN_RNR, 1);
+	a.epoch = 1;
+	a.sack[0] = 2;					/* PSN 1 (void) */
 	mrc_comp_ack(q, &mk_e, &a, false);
 	MRC_EXPECT_EQ(mrc_req_swqe(q, 1)->status, MRC_WC_RNR_RETRY_EXC_ERR);
 	MRC_EXPECT_EQ(q->stop_new, 1);
 	MRC_EXPECT_EQ(q->rnr_wait, 0);
+	MRC_EXPECT_EQ(q->pkt[1].voided, 1);
+	MRC_EXPECT_EQ(q->sq_seg, 2);		/* not to be segmented again */
 	MRC_EXPECT_EQ(mk.nscqe, 0);		/* the READ is not answered */
 	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
 	/* the same NAK again: nothing more */
 	mrc_comp_ack(q, &mk_e, &a, false);
 	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
 	MRC_EXPECT_EQ(mk.nscqe, 0);
-	/* a probe or a timeout marks it lost: still not resent */
-	mrc_req_arm_rto(q, &mk_e, true);
-	mk.now += 1000000;
-	mrc_req_timer(q, &mk_e);
-	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
-	mk.now += 1000000;
-	mrc_req_timer(q, &mk_e);
-	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
-	MRC_EXPECT_EQ(q->sb.ent[1].retx, 0);
 	/* the READ's response: both complete, the SEND with its error */
 	mk_read_resp(q, 0, 64, 7);
 	mrc_comp_complete(q, &mk_e);
@@ -304,49 +357,64 @@ MRC_TEST(comp_rnr_exhausted_never_resent)
 	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
 	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_RNR_RETRY_EXC_ERR);
 	MRC_EXPECT_EQ(q->failed, 1);
-	MRC_EXPECT_EQ(q->sb.ent[1].retx, 0);
 }
 
 /*
- * An RNR NAK of an earlier transmission (its tsecr is older than the
- * PSN's latest send), duplicated or late, neither marks the resent PSN
- * lost nor uses up a retry; the NAK of the retransmission does.
+ * The epoch decides (protocol.rst "RNR and the request epoch"): a plain
+ * ACK one epoch ahead switches as the NAK would (the NAK was lost); an
+ * ACK or NAK of our epoch or an older one is stale and rewinds nothing,
+ * nor does one that names a voided PSN (a stale ACK whose epoch, modulo
+ * 16, looks ahead), nor one too far ahead; implicit acknowledgements
+ * (a response, CUMACK) say nothing of epochs.
  */
 MRC_TEST(comp_rnr_nak_stale_ignored)
 {
 	struct mrc_ack_info a;
-	struct mrc_req_out o;
 	struct mrc_req *q;
-	u32 t0;
 
 	MRC_ALLOC(q);
 	ct_setup(q, 0);
-	t0 = (u32)mk.now;
-	ct_wqe(q, MRC_OP_SEND, 8, 1, true);	/* PSN 0 at t0, rnr_left 1 */
-	ct_ack(&a, 0, MRC_SYN_RNR, 0);
-	a.tsecr = t0;
+	q->cfg.rnr_retry = 7;
+	ct_wqe(q, MRC_OP_SEND, 8, 1, true);	/* PSN 0 */
+	ct_wqe(q, MRC_OP_SEND, 8, 1, true);	/* PSN 1 */
+	/* a plain ACK of epoch 1: PSN 1 was refused, its NAK lost */
+	ct_ack(&a, 2, MRC_SYN_ACK, 1);
+	a.epoch = 1;
+	a.rnr_timer = 14;
 	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->epoch, 1);
 	MRC_EXPECT_EQ(q->rnr_wait, 1);
-	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->rnr_left, 0);
-	/* the wait ends, the PSN is resent later */
+	MRC_EXPECT_EQ(mk.timer_us[MRC_TIMER_RNR], 1280);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);		/* WQE 0 only */
+	MRC_EXPECT_EQ(q->sq_seg, 1);
 	q->rnr_wait = 0;
-	mk.now += 2000;
-	MRC_ASSERT_TRUE(mrc_req_retx(q, &mk_e, &o) == 0);
-	MRC_EXPECT_EQ(o.psn, 0);
-	/* the first NAK delivered again: stale */
+	ct_resegment(q, 1, 1);			/* PSN 2, epoch 1 */
+	/* the NAK arrives late (epoch 1: ours), and an older ACK */
+	ct_ack(&a, 1, MRC_SYN_RNR, 1);
+	a.epoch = 1;
 	mrc_comp_ack(q, &mk_e, &a, false);
-	MRC_EXPECT_EQ(mk.nscqe, 0);
-	MRC_EXPECT_EQ(mrc_req_swqe(q, 0)->status, MRC_WC_SUCCESS);
-	MRC_EXPECT_EQ(q->stop_new, 0);
+	ct_ack(&a, 1, MRC_SYN_ACK, 0);
+	a.epoch = 0;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	/* epoch 2 naming the voided PSN 1: stale, whatever its epoch */
+	ct_ack(&a, 2, MRC_SYN_RNR, 1);
+	a.epoch = 2;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	/* 9 ahead: too far, an old one */
+	ct_ack(&a, 2, MRC_SYN_RNR, 2);
+	a.epoch = 10;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->epoch, 1);
 	MRC_EXPECT_EQ(q->rnr_wait, 0);
-	MRC_EXPECT_EQ(mrc_sb_state_of(&q->sb, 0), MRC_SB_INFLIGHT);
-	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
-	/* the retransmission's NAK: out of retries, it fails */
-	a.tsecr = (u32)mk.now;
-	mrc_comp_ack(q, &mk_e, &a, false);
-	MRC_ASSERT_TRUE(mk.nscqe == 1);
-	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_RNR_RETRY_EXC_ERR);
-	MRC_EXPECT_EQ(mrc_req_retx(q, &mk_e, &o), -1);
+	MRC_EXPECT_EQ(q->sq_seg, 2);
+	MRC_EXPECT_EQ(q->pkt[2].voided, 0);
+	MRC_EXPECT_EQ(mrc_req_swqe(q, 1)->segmented, 1);
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	/* CUMACK of the new PSN: an ordinary ACK, WQE 1 completes */
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 3), 0);
+	MRC_EXPECT_EQ(q->epoch, 1);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_SUCCESS);
 }
 
 MRC_TEST(comp_error_nak_of_acked_read)

@@ -246,13 +246,18 @@ MRC_TEST(hdr_hostile_fields)
 	/* version 1 (no CUMACK) is not spoken any more */
 	MRC_EXPECT_EQ(hdr_edit(buf, len, 0, 1, out), -MRC_E_VERSION);
 	memcpy(buf, orig, len);
-	MRC_EXPECT_EQ(hdr_edit(buf, len, 0, 3, out), -MRC_E_VERSION);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 0, 2, out), -MRC_E_VERSION);
+	memcpy(buf, orig, len);
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 0, 4, out), -MRC_E_VERSION);
 	memcpy(buf, orig, len);
 	MRC_EXPECT_EQ(hdr_edit(buf, len, 1, 0x7f, out), -MRC_E_OPCODE);
 	memcpy(buf, orig, len);
 	MRC_EXPECT_EQ(hdr_edit(buf, len, 2, 0x80, out), -MRC_E_FLAGS);
 	memcpy(buf, orig, len);
-	MRC_EXPECT_EQ(hdr_edit(buf, len, 3, MRC_MAX_PATHS, out), -MRC_E_PATH);
+	/* version 3: path_id's high nibble is the epoch, any is valid */
+	MRC_EXPECT_EQ(hdr_edit(buf, len, 3, 0xf7, out), 0);
+	MRC_EXPECT_EQ(out->path_id, 7);
+	MRC_EXPECT_EQ(out->epoch, 15);
 	memcpy(buf, orig, len);
 	MRC_EXPECT_EQ(hdr_edit(buf, len, 4, 1, out), -MRC_E_QPN);
 	memcpy(buf, orig, len);
@@ -477,14 +482,14 @@ MRC_TEST(hdr_cumack_rules)
 
 	MRC_ALLOC(p);
 	MRC_ALLOC(out);
-	MRC_EXPECT_EQ(MRC_WIRE_VERSION, 2);
+	MRC_EXPECT_EQ(MRC_WIRE_VERSION, 3);
 	for (i = 0; i < ARRAY_SIZE(seq); i++) {
 		hdr_fill(p, seq[i]);
 		p->flags |= MRC_F_CUMACK;
 		p->cum_lo = 0xbeef;
 		len = hdr_make(p, buf, sizeof(buf));
 		MRC_ASSERT_TRUE(len > 0);
-		MRC_EXPECT_EQ(buf[0], 2);
+		MRC_EXPECT_EQ(buf[0], 3);
 		MRC_EXPECT_EQ(buf[2] & MRC_F_CUMACK, MRC_F_CUMACK);
 		MRC_EXPECT_EQ(buf[22], 0xbe);
 		MRC_EXPECT_EQ(buf[23], 0xef);

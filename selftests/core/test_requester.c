@@ -763,6 +763,89 @@ MRC_TEST(req_cuts_partial_message_on_stop_new)
  * fetch either); drained once everything started completed; RTS resumes
  * the queued WQEs in order. design.rst "Verbs coverage".
  */
+/*
+ * Version 3 (protocol.rst "RNR and the request epoch"): an RNR switch
+ * voids the refused WQE's PSNs and every later one's; the requester sends
+ * nothing new during the wait but the peer's READ responses, then those
+ * WQEs again from their first byte under new PSNs of the new epoch -- a
+ * local operation among them is not run again -- and in SQD too (they
+ * were started: not drained until they complete).
+ */
+MRC_TEST(req_rnr_switch_resends_in_new_epoch)
+{
+	struct mrc_ack_info a;
+	struct mrc_req_out o;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	u32 i, psn;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	qt_setup(q, r, 0);
+	q->cfg.rnr_retry = 7;
+	qt_post(MRC_OP_WRITE, 100, 0);			/* 0: PSN 0 */
+	qt_post(MRC_OP_SEND, 2500, 0);			/* 1: PSNs 1..3 */
+	qt_post(0, 0, 0);				/* 2: local op */
+	qt_post(MRC_OP_READ_REQ, 64, 0);		/* 3: PSN 4 */
+	for (i = 0; i < 5; i++)
+		MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT ||
+				mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(q->sb.nxt, 5);
+	MRC_EXPECT_EQ(q->sq_seg, 4);
+	MRC_EXPECT_EQ(mk.local_ops, 1);
+	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
+	MRC_EXPECT_EQ(qt_txd(4)->epoch, 0);
+	/* the SEND's second packet refused: 2..4 void, 1 void by its msn */
+	memset(&a, 0, sizeof(a));
+	a.cum_psn = 5;
+	a.syndrome = MRC_SYN_RNR;
+	a.nak_psn = 2;
+	a.epoch = 1;
+	a.rnr_timer = 1;
+	a.rwnd = MRC_WND;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->epoch, 1);
+	MRC_EXPECT_EQ(q->rnr_wait, 1);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
+	MRC_EXPECT_EQ(q->sq_tail, 1);			/* the WRITE only */
+	for (psn = 1; psn < 5; psn++)
+		MRC_EXPECT_EQ(qt_txd(psn)->voided, 1);
+	MRC_EXPECT_EQ(qt_txd(0)->voided, 0);
+	/* the wait: a response goes, no request */
+	qt_peer_read(r, 5000, 500);
+	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.resp, 1);
+	MRC_EXPECT_EQ(o.psn, 5);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	/* the wait ends in SQD: the rewound WQEs still go, new ones not */
+	q->rnr_wait = 0;
+	q->cfg.sqd = 1;
+	qt_post(MRC_OP_WRITE, 10, 0);			/* 4: waits for RTS */
+	MRC_EXPECT_FALSE(mrc_req_drained(q));
+	for (i = 0; i < 3; i++) {
+		MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+		MRC_EXPECT_EQ(o.psn, 6 + i);
+		MRC_EXPECT_EQ(qt_txd(o.psn)->idx, 1);
+		MRC_EXPECT_EQ(qt_txd(o.psn)->epoch, 1);
+		MRC_EXPECT_EQ(qt_txd(o.psn)->offset, i * 1000);
+	}
+	MRC_EXPECT_EQ(qt_txd(6)->flags, MRC_F_FIRST);
+	MRC_EXPECT_EQ(qt_txd(8)->flags, MRC_F_LAST);
+	/* the local operation passes without running again, then the READ */
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_AGAIN);
+	MRC_EXPECT_EQ(mk.local_ops, 1);
+	MRC_ASSERT_TRUE(mrc_req_next(q, r, &mk_e, &o) == MRC_REQ_PKT);
+	MRC_EXPECT_EQ(o.psn, 9);
+	MRC_EXPECT_EQ(qt_txd(9)->opcode, MRC_OP_READ_REQ);
+	MRC_EXPECT_EQ(qt_txd(9)->epoch, 1);
+	MRC_EXPECT_EQ(q->rd_atomic_out, 1);
+	MRC_EXPECT_EQ(q->sq_seg, 4);
+	MRC_EXPECT_EQ(mrc_req_next(q, r, &mk_e, &o), MRC_REQ_STOP);
+	MRC_EXPECT_EQ(q->sq_seg, 4);
+	MRC_EXPECT_EQ(mrc_req_swqe(q, 4)->seg_off, 0);
+}
+
 MRC_TEST(req_sqd_finishes_started_message_only)
 {
 	struct mrc_ack_info a;
@@ -2091,6 +2174,7 @@ MRC_SUITE(requester,
 	  MRC_CASE(req_responds_during_rnr_wait),
 	  MRC_CASE(req_rnr_wait_finishes_started_message),
 	  MRC_CASE(req_cuts_partial_message_on_stop_new),
+	  MRC_CASE(req_rnr_switch_resends_in_new_epoch),
 	  MRC_CASE(req_sqd_finishes_started_message_only),
 	  MRC_CASE(req_resp_gone_probes_then_fails),
 	  MRC_CASE(req_gating_error_local_ud),

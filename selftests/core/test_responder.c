@@ -147,6 +147,13 @@ MRC_TEST(resp_send_in_order)
 	MRC_EXPECT_EQ(mk.emit[1].ack.cum_psn, 103);
 }
 
+/*
+ * Version 3 (protocol.rst "RNR and the request epoch"): a SEND without a
+ * receive WQE is refused: RNR NAK, the receive epoch ends and the PSN is
+ * committed void (it never pins the window); the same packet again is a
+ * duplicate. The requester sends the message again in the next epoch,
+ * under a new PSN: placed and completed.
+ */
 MRC_TEST(resp_rnr_then_resend)
 {
 	struct mrc_resp *r;
@@ -157,28 +164,104 @@ MRC_TEST(resp_rnr_then_resend)
 	rt_fill(rt_pay[0], 10, 3);
 	rt_send(&p, 5, 0, 10, 0, 10, MRC_F_FIRST | MRC_F_LAST);
 	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
-	/* no receive WQE: RNR NAK, the PSN is not committed */
 	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_RNR);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 5);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.rnr_timer, 12);
-	MRC_EXPECT_EQ(r->rx.cum, 5);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.epoch, 1);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.cum_psn, 6);
+	MRC_EXPECT_EQ(r->rx.cum, 6);
+	MRC_EXPECT_EQ(r->epoch, 1);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_VOIDED], 1);
 	MRC_EXPECT_EQ(mk.nrcqe, 0);
 	MRC_EXPECT_EQ(mk.nerr, 0);
-	/* the same packet again: one NAK per PSN and syndrome */
-	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
-	MRC_EXPECT_EQ(mk.nemit, 1);
-	/* ... unless it is a retransmission */
+	/* the same packet again, a WQE posted meanwhile: a duplicate */
+	rt_post_recv(0xb, 64);
 	p.flags |= MRC_F_RETX;
 	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
-	MRC_EXPECT_EQ(mk.nemit, 2);
-	/* a WQE is posted, the requester resends: placed and completed */
-	rt_post_recv(0xb, 64);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_DUPLICATE], 1);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	/* an ACK now tells the epoch and the refused PSN too */
+	mrc_resp_send_ack(r, &mk_e, MRC_SYN_ACK, 0);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.epoch, 1);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 5);
+	/* the message in epoch 1 at PSN 6: placed and completed */
+	rt_send(&p, 6, 0, 10, 0, 10, MRC_F_FIRST | MRC_F_LAST);
+	p.epoch = 1;
 	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
-	MRC_EXPECT_EQ(r->rx.cum, 6);
+	MRC_EXPECT_EQ(r->rx.cum, 7);
 	MRC_ASSERT_TRUE(mk.nrcqe == 1);
 	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xb);
 	MRC_EXPECT_MEMEQ(mk.slot_buf[0], rt_pay[0], 10);
+}
+
+/*
+ * What a refusal voids: every request of the ended epoch from the refused
+ * PSN on, and every packet of the refused message or a later one, also
+ * before it -- committed, never placed, run or completed; READs/atomics
+ * queued after it are dropped, never run. A message whose receive WQE was
+ * not taken when a later one was refused (WQEs are taken in message
+ * order) is refused in turn, moving the void point back (a new epoch).
+ */
+static void rt_rd_atomic(struct mrc_pkt *p, u32 psn, u8 opcode);
+
+MRC_TEST(resp_rnr_voids_the_rest_of_its_epoch)
+{
+	static u8 mem[MK_MEM];
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 10);
+	rt_fill(mk.mem, 128, 3);
+	memcpy(mem, mk.mem, MK_MEM);
+	rt_fill(rt_pay[0], 16, 9);
+	/* a FETCH_ADD at 13 arrives first: queued, waits for 10..12 */
+	rt_rd_atomic(&p, 13, MRC_OP_FETCH_ADD);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 1);
+	/* msn 1 (PSN 12) before msn 0 (10..11), no WQE: refused at 12 */
+	rt_send(&p, 12, 1, 16, 0, 16, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_RNR);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 12);
+	MRC_EXPECT_EQ(r->epoch, 1);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 0);	/* the atomic: void */
+	/* epoch 0's WRITE at 14: void, the memory untouched */
+	rt_write(&p, 14, MK_VA, 16, 0, 16, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_VOIDED], 2);
+	MRC_EXPECT_MEMEQ(mk.mem, mem, MK_MEM);
+	/* msn 0 (10, before the void PSN), still no WQE: refused, epoch 2 */
+	rt_send(&p, 10, 0, 32, 0, 16, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_RNR);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 10);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.epoch, 2);
+	/* a WQE now; msn 0's second packet (11), epoch 0: void too */
+	rt_post_recv(0xb, 64);
+	rt_send(&p, 11, 0, 32, 16, 16, MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(r->rx.cum, 15);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.atomics, 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* epoch 2: msn 0 at 15..16, then the atomic at 17 runs */
+	rt_send(&p, 15, 0, 32, 0, 16, MRC_F_FIRST);
+	p.epoch = 2;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	rt_send(&p, 16, 0, 32, 16, 16, MRC_F_LAST);
+	p.epoch = 2;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0xb);
+	MRC_EXPECT_EQ(mk.rcqe[0].byte_len, 32);
+	rt_rd_atomic(&p, 17, MRC_OP_FETCH_ADD);
+	p.epoch = 2;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 1);
+	MRC_EXPECT_TRUE(mrc_resp_rsp_ready(r));
+	MRC_EXPECT_EQ(mk.nerr, 0);
 }
 
 MRC_TEST(resp_write_last_held)
@@ -1599,8 +1682,8 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 {
 	/* protocol.rst BTH, ACKH and path record, field by field */
 	static const u8 want[24 + 56 + 8] = {
-		/* BTH: version 2, ACK, flags 0, path 1 (ts_path % 4) */
-		2, MRC_OP_ACK, 0, 1,
+		/* BTH: version 3, ACK, flags 0, epoch 0, path 1 */
+		3, MRC_OP_ACK, 0, 1,
 		0, 0, 0, 7,		/* dst_qpn */
 		0, 0, 0, 0,		/* psn */
 		0, 0, 0, 0,		/* ppsn */
@@ -1615,7 +1698,7 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 		0, 0,			/* fair_share */
 		1, 0,			/* rwnd: 256, nothing beyond cum */
 		MRC_SYN_INV_REQ, 1,	/* syndrome 2, ts_path */
-		1, 0,			/* npaths, rnr_timer */
+		1, 12,			/* npaths, rnr_timer (v3: every ACK) */
 		0, 0,			/* dsack_off */
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,	/* sack */
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -2084,6 +2167,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_send_in_order),
 	  MRC_CASE(resp_cumack_rx_and_carry_limit),
 	  MRC_CASE(resp_rnr_then_resend),
+	  MRC_CASE(resp_rnr_voids_the_rest_of_its_epoch),
 	  MRC_CASE(resp_write_last_held),
 	  MRC_CASE(resp_held_write_mr_gone_fails_visibly),
 	  MRC_CASE(resp_write_seg_size_change_refused),

@@ -135,6 +135,25 @@ static void ep_xmit(struct ep *e, struct mrc_pkt *p, const u8 *payload,
 	fab_send(e->node, e->peer_node, e->pathsp->p[path].sport, p, payload);
 }
 
+/*
+ * As requester.c's mrc_req_epoch_behind(): the oldest PSN awaiting its
+ * ACK is of an epoch 8 or more behind ours (epochs are told apart modulo
+ * 16): no new packet until it is acknowledged.
+ */
+static bool ep_epoch_behind(const struct ep *e)
+{
+	u32 psn;
+	u8 st;
+
+	for (psn = e->sbp->una; mrc_seq_lt(psn, e->sbp->nxt); psn++) {
+		st = mrc_sb_state_of(e->sbp, psn);
+		if (st == MRC_SB_INFLIGHT || st == MRC_SB_LOST)
+			return ((e->epoch - e->tx[psn % MRC_WND].p.epoch) &
+				(MRC_EPOCHS - 1)) >= MRC_EPOCHS / 2;
+	}
+	return false;
+}
+
 void ep_pump(struct ep *e)
 {
 	struct ep_txslot *s;
@@ -176,6 +195,8 @@ void ep_pump(struct ep *e)
 			COV(sb_window_full);
 			break;
 		}
+		if (ep_epoch_behind(e))
+			break;
 		path = mrc_paths_pick(e->pathsp, e->sbp->inflight);
 		if (path < 0) {
 			COV(path_full);
@@ -188,6 +209,9 @@ void ep_pump(struct ep *e)
 		err = mrc_sb_send_new(e->sbp, path, W.now, 0, &psn, &ppsn);
 		SIM_CHECK(!err, "qp %u: send_new: %d", e->qpn, err);
 		s->p.psn = psn;
+		s->voided = false;
+		if (!mrc_op_is_response(s->p.opcode))
+			s->p.epoch = e->epoch;
 		p = s->p;
 		p.ppsn = ppsn;
 		COV(sb_new);
@@ -351,7 +375,7 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 {
 	const struct mrc_ack_info *a = &p->ack;
 	struct mrc_sb_ack_res res;
-	u32 old_una = e->sbp->una, bad, i, rtt;
+	u32 old_una = e->sbp->una, bad, i, rtt, first, psn;
 	bool fatal;
 	int err;
 
@@ -359,6 +383,27 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 		return;
 	if (mrc_seq_lt(a->cum_psn, e->sbp->una))
 		COV(sb_ack_old);
+	/*
+	 * Version 3: the responder's epoch is one ahead: it refused (RNR)
+	 * our request at nak_psn and voided it and every later one of our
+	 * epoch. Before the ACK retires them: the WRs from that one on go
+	 * again, in the next epoch, after the RNR delay.
+	 */
+	i = (a->epoch - e->epoch) & (MRC_EPOCHS - 1);
+	if (e->ops->rewind && i && i < MRC_EPOCHS / 2 &&
+	    (a->syndrome == MRC_SYN_ACK || a->syndrome == MRC_SYN_RNR) &&
+	    mrc_seq_in(a->nak_psn, e->sbp->una, e->sbp->nxt) &&
+	    e->tx[a->nak_psn % MRC_WND].p.psn == a->nak_psn &&
+	    !e->tx[a->nak_psn % MRC_WND].voided &&
+	    e->ops->rewind(e, a->nak_psn, &first)) {
+		for (psn = first; mrc_seq_lt(psn, e->sbp->nxt); psn++)
+			if (mrc_seq_geq(psn, e->sbp->una))
+				e->tx[psn % MRC_WND].voided = true;
+		e->epoch = a->epoch;
+		COV(req_rnr_retry);
+		e->rnr_until = W.now + EP_RNR_US;
+		timer_arm(&e->rnrt, EP_RNR_US);
+	}
 	err = mrc_sb_apply_ack(e->sbp, a, &res);
 	if (err) {
 		COV(sb_ack_rejected);
@@ -424,14 +469,8 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 	case MRC_SYN_ACK:
 		break;
 	case MRC_SYN_RNR:
-		if (mrc_sb_state_of(e->sbp, a->nak_psn) == MRC_SB_INFLIGHT) {
-			mrc_sb_mark_lost(e->sbp, a->nak_psn);
-			COV(sb_lost_nak);
-		}
-		COV(req_rnr_retry);
+		/* acted on above, by its epoch; a stale one says nothing */
 		e->last_progress = W.now;	/* the peer is alive */
-		e->rnr_until = W.now + EP_RNR_US;
-		timer_arm(&e->rnrt, EP_RNR_US);
 		break;
 	default:
 		if (W.o->verbose > 1)
@@ -458,6 +497,7 @@ void ep_resp_ack(struct ep *e, u32 req_psn)
 	p.opcode = MRC_OP_ACK;
 	if (e->errored || !mrc_sb_resp_ack(e->sbp, req_psn, W.now, &p.ack))
 		return;
+	p.ack.epoch = e->epoch;	/* implicit: says nothing of epochs */
 	COV(sb_resp_ack);
 	ep_on_ack(e, &p);
 }

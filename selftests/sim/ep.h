@@ -35,6 +35,14 @@ struct ep_ops {
 	void (*acked)(struct ep *e);
 	/* A fatal NAK for one of our PSNs */
 	void (*nak)(struct ep *e, u8 syn, u32 psn);
+	/*
+	 * Optional: version 3's RNR switch (protocol.rst "RNR and the
+	 * request epoch"): the responder voided our request at @psn and
+	 * every later one; make the WRs from the one of @psn on unsent
+	 * again and return true with *@first the first PSN of that WR, or
+	 * false if @psn names none.
+	 */
+	bool (*rewind)(struct ep *e, u32 psn, u32 *first);
 	/* The QP went to error (give up, local error): flush */
 	void (*error)(struct ep *e);
 	/* Optional: the send side is the upper layer's (core completer) */
@@ -52,6 +60,7 @@ struct ep_ops {
 
 struct ep_txslot {
 	struct mrc_pkt p;
+	bool voided;			/* by an RNR switch (rewind) */
 	u8 payload[EP_MTU_MAX];
 };
 
@@ -73,6 +82,7 @@ struct ep {
 	u32 isn_tx, isn_rx;
 	struct sim_timer rto, ackt, rnrt;
 	u64 rnr_until;
+	u8 epoch;			/* request epoch of new requests */
 	u64 last_progress;
 	bool tlp_done;
 	u32 nak_psn;

@@ -773,6 +773,8 @@ static void env_count(void *ctx, u8 counter, u32 n)
 		COV(rx_ooo);
 	else if (counter == MRC_CNT_OUT_OF_WINDOW)
 		COV(rx_oow);
+	else if (counter == MRC_CNT_VOIDED)
+		COV(rx_voided);
 }
 
 static void env_transition(void *ctx, u8 engine, u8 from, u8 to)
@@ -1348,6 +1350,37 @@ static void req_nak(struct ep *e, u8 syn, u32 psn)
 	ep_error(e, 0, 0);
 }
 
+/*
+ * Version 3's RNR switch: the responder voided our request at @psn and
+ * every later one of our epoch (protocol.rst "RNR and the request
+ * epoch"). The WRs from the one of @psn on are sent again from their
+ * first byte, under new PSNs; nothing of them ran at the responder.
+ */
+static bool req_rewind(struct ep *e, u32 psn, u32 *first)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	int i = rc_wr_of_psn(c, psn);
+	u32 j;
+
+	if (i < 0 || (u32)i < c->done_wr)
+		return false;
+	*first = c->wr[i].first_psn;
+	for (j = (u32)i; j < c->next_wr; j++) {
+		struct rc_wr *w = &c->wr[j];
+
+		SIM_CHECK(!w->done && !w->rcvd,
+			  "qp %u: WR %u voided at psn %u was done or answered",
+			  e->qpn, j, psn);
+		w->posted = false;
+		w->sent = 0;
+		w->first_psn = 0;
+		w->last_psn = 0;
+	}
+	c->next_wr = (u32)i;
+	c->cur_busy = false;
+	return true;
+}
+
 static void req_error(struct ep *e)
 {
 	req_fail(conn_of_ep(e), MRC_WC_RETRY_EXC_ERR);
@@ -1359,6 +1392,7 @@ static const struct ep_ops req_ops = {
 	.committed = req_committed,
 	.acked = req_acked,
 	.nak = req_nak,
+	.rewind = req_rewind,
 	.error = req_error,
 	.waiting = req_waiting,
 };
@@ -1613,6 +1647,7 @@ static void creq_build(struct rc_conn *c, u32 psn, struct mrc_pkt *p,
 	p->opcode = d->opcode;
 	p->flags = d->flags;
 	p->psn = psn;
+	p->epoch = d->epoch;
 	p->payload_len = d->len;
 	if (d->len)
 		memcpy(payload, w->data + d->offset, d->len);
@@ -1760,6 +1795,11 @@ static void creq_pump(struct ep *e)
 		}
 		if (q->stop_new || !mrc_sb_can_send(&q->sb))
 			break;
+		/* as requester.c: epochs are told apart modulo 16 */
+		if ((q->sq_seg == q->sq_head ||
+		     !mrc_req_swqe(q, q->sq_seg)->seg_off) &&
+		    mrc_req_epoch_behind(q))
+			break;
 		if (q->sq_seg == q->sq_head && !creq_fetch(c))
 			break;
 		sw = mrc_req_swqe(q, q->sq_seg);
@@ -1785,6 +1825,7 @@ static void creq_pump(struct ep *e)
 		q->pkt[psn & (MRC_WND - 1)] = (struct mrc_txd){
 			.kind = MRC_TXD_REQ,
 			.opcode = sw->mrc_op,
+			.epoch = q->epoch,
 			.flags = (sw->seg_off ? 0 : MRC_F_FIRST) |
 				 (sw->seg_off + chunk == w->len ||
 				  wr_is_rdat(w) ? MRC_F_LAST : 0),
@@ -2664,8 +2705,12 @@ static void fq_send_cum(struct fq *f, struct mrc_pkt *p, const u8 *payload,
 	bool owed, all, sack, dup, due;
 
 	mrc_resp_cum_fill(f->r, p);
-	/* protocol.rst: in RTR or later, every sequenced RC packet: cum */
-	SIM_CHECK(!mrc_resp_ready(f->r) ||
+	/*
+	 * protocol.rst: in RTR or later, every sequenced RC packet: cum --
+	 * but none from an RNR refusal until the peer's requester switched
+	 * epochs (version 3)
+	 */
+	SIM_CHECK(!mrc_resp_ready(f->r) || !f->r->epoch_seen ||
 		  ((p->flags & MRC_F_CUMACK) && p->cum_lo == (u16)rx->cum),
 		  "qp %u: psn %u sent %s cum_lo %u (cum %u)", f->ep->qpn,
 		  p->psn, p->flags & MRC_F_CUMACK ? "with" : "without",
@@ -4098,6 +4143,8 @@ void rc_coverage(void)
 		{ MRC_RESP_DISPATCH, MRC_RESP_QUEUE_RSP },
 		{ MRC_RESP_DISPATCH, MRC_RESP_PLACE_RESP },
 		{ MRC_RESP_DISPATCH, MRC_RESP_NAK },
+		{ MRC_RESP_DISPATCH, MRC_RESP_COMMIT },	/* void (epoch) */
+		{ MRC_RESP_DISPATCH, MRC_RESP_DONE },	/* cum_lo failed the QP */
 		{ MRC_RESP_PLACE_SEND, MRC_RESP_COMMIT },
 		{ MRC_RESP_PLACE_SEND, MRC_RESP_NAK },
 		{ MRC_RESP_PLACE_SEND, MRC_RESP_ACK },
@@ -4117,6 +4164,8 @@ void rc_coverage(void)
 		{ MRC_RESP_RUN_HELD, MRC_RESP_COMPLETE },
 		{ MRC_RESP_COMPLETE, MRC_RESP_NAK },
 		{ MRC_RESP_COMPLETE, MRC_RESP_ACK },
+		{ MRC_RESP_COMPLETE, MRC_RESP_DONE },	/* a late failure NAKed */
+		{ MRC_RESP_NAK, MRC_RESP_COMMIT },	/* RNR refusal: void */
 		{ MRC_RESP_NAK, MRC_RESP_DONE },
 		{ MRC_RESP_ACK, MRC_RESP_DONE },
 	};

@@ -76,7 +76,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(sb_lost_ack, "sb: lost by the per-path ACK rule") \
 	X(sb_lost_rto, "sb: lost by RTO") \
 	X(sb_lost_tlp, "sb: lost by tail-loss probe") \
-	X(sb_lost_nak, "sb: lost by RNR NAK") \
+	X(rx_voided, "rx: a request voided by an RNR refusal (epoch)") \
 	X(sb_lost_path, "sb: lost with its blackholed path") \
 	X(sb_spurious, "sb: spurious retransmission detected") \
 	X(sb_window_full, "sb: MRC_WND window full") \

@@ -50,7 +50,10 @@ def crc32c(data, crc=0):
 
 
 # ------------------------------------------------------------ wire format
-VERSION = 2
+# 3: the request epoch (protocol.rst "RNR and the request epoch"): BTH
+# byte 3 is path (bits 0-3) | epoch << 4 -- any value is a valid path --,
+# an ACK's nak field is the void PSN on syndrome ACK, rnr on every ACK
+VERSION = 3
 OP = dict(SEND=0x01, SEND_IMM=0x02, SEND_INV=0x03, WRITE=0x04,
           WRITE_IMM=0x05, READ_REQ=0x06, READ_RESP=0x07, CMP_SWAP=0x08,
           FETCH_ADD=0x09, ATOMIC_RESP=0x0a, UD_SEND=0x0b, UD_SEND_IMM=0x0c,
@@ -62,15 +65,19 @@ F_FIRST, F_LAST, F_ACKREQ, F_SOLICIT, F_RETX, F_UC = 1, 2, 4, 8, 0x10, 0x20
 F_CUMACK = 0x40	# version 2: BTH bytes 22-23 are cum_lo
 FL = F_FIRST | F_LAST
 BTH_LEN = 24
+EPOCH_SHIFT = 4	# version 3: BTH byte 3 = path | epoch << 4
 MAX_MSG = 0x80000000
 
 
 def bth(op, flags, qpn, psn=0, ppsn=0, plen=0, path=0, version=VERSION,
-        tsval=0x1234, reserved=0, cum_lo=None):
-    """BTH; cum_lo (with F_CUMACK) goes where reserved does."""
+        tsval=0x1234, reserved=0, cum_lo=None, epoch=0):
+    """BTH; cum_lo (with F_CUMACK) goes where reserved does. Byte 3 is
+    path | epoch << 4 (version 3: a request's request epoch, an ACK's
+    receive epoch), kept to 8 bits (path alone may be any byte)."""
     if cum_lo is not None:
         reserved = cum_lo & 0xFFFF
-    return struct.pack(">BBBBIIIIHH", version, op, flags, path,
+    return struct.pack(">BBBBIIIIHH", version, op, flags,
+                       (path | epoch << EPOCH_SHIFT) & 0xFF,
                        qpn & 0xFFFFFFFF, psn & 0xFFFFFFFF,
                        ppsn & 0xFFFFFFFF, tsval, plen & 0xFFFF, reserved)
 
@@ -111,6 +118,9 @@ def udh(src_qpn, qkey, imm=0):
 
 def ackh(cum, nak=0, tsecr=0, delay=0, fair=0, rwnd=256, syn=0, ts_path=0,
          npaths=0, rnr=0, sack=bytes(32), paths=()):
+    """ACKH. nak: a NAK's PSN; on a syndrome ACK (version 3) the void PSN
+    (the PSN whose RNR refusal began the receive epoch, 0 if none). rnr:
+    the IB-encoded RNR delay, on every ACK since version 3."""
     h = struct.pack(">IIIHHHBBBBH", cum & 0xFFFFFFFF, nak & 0xFFFFFFFF,
                     tsecr, delay, fair, rwnd, syn, ts_path, npaths, rnr, 0)
     h += sack
@@ -307,7 +317,8 @@ def case_trunc(c):
 
 def case_version(c):
     q, psn = c.qpn(), c.psn()
-    for v in (0, 1, 3, 0x7F, 0x80, 0xFF):
+    # every version but VERSION (3); 2 is the previous one
+    for v in (0, 1, 2, 4, 0x7F, 0x80, 0xFF):
         for op in (OP["WRITE"], OP["ACK"], OP["PROBE"]):
             ext = (writeh(c.va, c.rkey, 8, 0) if op == OP["WRITE"] else
                    ackh(psn) if op == OP["ACK"] else b"")
@@ -351,12 +362,13 @@ def case_flags(c):
 
 
 def case_path(c):
-    q, psn, va, rk = c.qpn(), c.psn(), c.va, c.rkey
-    pl = bytes([JUNK]) * 16
+    """Path ids >= 16 where they are still invalid: an ACK's ts_path and
+    its path records. Version 3 made the BTH's byte 3 path | epoch << 4:
+    every value of it is a valid path (0-15) and epoch, so a BTH path id
+    can no longer be out of range -- a WRITE with byte 3 = 16 would be a
+    well-formed request of epoch 1, no parse drop -- and none is forged."""
+    q, psn = c.qpn(), c.psn()
     for pid in (16, 17, 100, 255):
-        c.send(pkt(OP["WRITE"], FL, q, writeh(va, rk, 16, 0), pl, psn,
-                   path=pid))
-        c.send(pkt(OP["ACK"], 0, q, ackh(psn), path=pid))
         c.send(pkt(OP["ACK"], 0, q, ackh(psn, ts_path=pid)))
         c.send(pkt(OP["ACK"], 0, q, ackh(psn, npaths=1,
                                           paths=[(pid, 0, 1, 1)])))

@@ -4,18 +4,22 @@
 against crafted packets.
 
 Builds a pcap (Ethernet/IPv4 or IPv6/UDP) with packets of every opcode of
-Documentation/protocol.rst -- built with selftests/tools/mrc_forge.py's
-header builders -- among them ACKs with path records, SACK bits, DSACK
-(also across the 2^32 wrap), every NAK syndrome, a retransmission, a
-corrupted ICRC and malformed headers; decodes it with
+Documentation/protocol.rst (wire version 3) -- built with
+selftests/tools/mrc_forge.py's header builders -- among them ACKs with path
+records, SACK bits, DSACK (also across the 2^32 wrap), every NAK syndrome,
+requests and ACKs of a non-zero epoch (BTH byte 3's high nibble) and an
+ACK's void PSN, a retransmission, a corrupted ICRC and malformed headers
+(the previous wire version among them); decodes it with
 
     tshark -X lua_script:scripts/wireshark/metaroce.lua -r PCAP -T fields -e ...
 
 and checks every decoded field against what was crafted: fields a packet
-does not have must be absent. Also checks the display filters, the UDP
-port preference (metaroce.udp_port), that damaged packets never cause a
-Lua error, and that a deliberately broken copy of the dissector is caught
-(the test can fail). Host only, a few seconds.
+does not have must be absent. Also checks that the dissector's and the
+forger's wire version is include/metaroce/wire.h's MRC_WIRE_VERSION, the
+display filters, the UDP port preference (metaroce.udp_port), that damaged
+packets never cause a Lua error, and that deliberately broken copies of the
+dissector (PSN read at the wrong offset, no epoch field) are caught (the
+test can fail). Host only, a few seconds.
 
     selftests/wire/test_dissector.py [-v] [--keep DIR] [--lua FILE]
 
@@ -24,6 +28,7 @@ Ends with "N passed, N failed"; exits non-zero on any failure.
 import argparse
 import os
 import random
+import re
 import shutil
 import struct
 import subprocess
@@ -35,6 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "selftests", "tools"))
 import mrc_forge as F  # noqa: E402  (header builders, CRC32C)
 
 LUA = os.path.join(ROOT, "scripts", "wireshark", "metaroce.lua")
+WIRE_H = os.path.join(ROOT, "include", "metaroce", "wire.h")
 PORT = 19791
 QPN = 17
 
@@ -91,7 +97,8 @@ FIELDS = [
     "_ws.col.Protocol", "_ws.col.Info",
     "metaroce.version", "metaroce.opcode", "metaroce.flags",
     "metaroce.flags.retx", "metaroce.flags.uc", "metaroce.flags.cumack",
-    "metaroce.cum_lo", "metaroce.path_id", "metaroce.dst_qpn",
+    "metaroce.cum_lo", "metaroce.path_id", "metaroce.epoch",
+    "metaroce.dst_qpn",
     "metaroce.psn", "metaroce.ppsn", "metaroce.tsval", "metaroce.payload_len",
     "metaroce.rmsn", "metaroce.msg_len", "metaroce.offset", "metaroce.imm",
     "metaroce.inv_rkey", "metaroce.va", "metaroce.rkey", "metaroce.read.len",
@@ -112,14 +119,25 @@ FIELDS = [
 
 CASES = []	# (name, udp payload, frame kwargs, expected dict)
 
+# version 3: opcodes whose BTH epoch is the request epoch (an ACK's is the
+# receive epoch); on every other packet it is 0 and the dissector shows
+# no epoch field unless it is not (a reserved-field warning)
+REQUESTS = {F.OP[n] for n in ("SEND", "SEND_IMM", "SEND_INV", "WRITE",
+                              "WRITE_IMM", "READ_REQ", "CMP_SWAP",
+                              "FETCH_ADD")}
+# IB-encoded RNR timer -> microseconds (IB spec 9.7.5.2.8)
+RNR_US = [655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+          1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+          40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520]
+
 
 def case(name, op, flags, ext, payload=b"", psn=0, ppsn=0, path=0,
          qpn=QPN, tsval=0x1234, v6=False, corrupt=False, raw=None,
-         cum_lo=None, **exp):
+         cum_lo=None, epoch=0, **exp):
     """Craft one packet and what the dissector must show for it."""
     if raw is None:
         pkt = F.pkt(op, flags, qpn, ext, payload, psn=psn, ppsn=ppsn,
-                    path=path, tsval=tsval, cum_lo=cum_lo)
+                    path=path, tsval=tsval, cum_lo=cum_lo, epoch=epoch)
     else:
         pkt = raw
     icrc = struct.unpack(">I", pkt[-4:])[0]
@@ -142,6 +160,11 @@ def case(name, op, flags, ext, payload=b"", psn=0, ppsn=0, path=0,
     }
     if flags & F.F_CUMACK:
         e["metaroce.cum_lo"] = cum_lo or 0
+    if op in REQUESTS or op == F.OP["ACK"] or epoch:
+        e["metaroce.epoch"] = epoch
+    if op == F.OP["ACK"] and ext is not None:
+        # version 3: every ACK carries the RNR delay (IB-encoded)
+        e["metaroce.ack.rnr_delay_us"] = RNR_US[ext[21] & 31]
     if payload:	# as on the wire (corrupted or not)
         e["metaroce.payload"] = pkt[-4 - len(payload):-4].hex()
     e.update({k.replace("__", "."): v for k, v in exp.items()})
@@ -264,22 +287,25 @@ case("ACK across the PSN wrap, DSACK +1", O["ACK"], 0,
          ack__syndrome=0, ack__ts_path=0, ack__npaths=0, ack__rnr_timer=0,
          ack__dsack_off=1, ack__dsack_psn=0xFFFFFFFF, ack__sack__count=2,
          ack__sack__psn=[0xFFFFFFFF, 1], ack__sack__hole=[0xFFFFFFFE, 0]))
+# version 3: rnr_timer on every NAK (the responder's minimum RNR delay);
+# the RNR NAK is of the receive epoch its refusal began (1)
 for syn, name in ((1, "RNR"), (2, "INV_REQ"), (3, "REM_ACCESS"),
                   (4, "REM_OP")):
-    rnr = 14 if syn == 1 else 0
+    rnr = 14
+    ep = 1 if syn == 1 else 0
     exp = x(ack__cum_psn=70, ack__nak_psn=70 + syn, ack__tsecr=9,
             ack__ack_delay=0, ack__fair_share=0, ack__rwnd=256,
             ack__syndrome=syn, ack__ts_path=2, ack__npaths=1,
             ack__rnr_timer=rnr, ack__dsack_off=0, ack__sack__count=0,
             ack__path__id=[2], ack__path__flags=[0],
             ack__path__ce_count=[1], ack__path__max_ppsn=[12])
-    if syn == 1:
-        exp["metaroce.ack.rnr_delay_us"] = 1280	# IB code 14 = 1.28 ms
+    exp["metaroce.ack.rnr_delay_us"] = 1280	# IB code 14 = 1.28 ms
     case("NAK %s" % name, O["ACK"], 0,
          ackh(70, nak=70 + syn, syn=syn, tsecr=9, ts_path=2, rnr=rnr,
               npaths=1, paths=[(2, 0, 1, 12)]),
-         path=3,
-         **{"_ws.col.Info": "NAK %s psn %d cum 70 path 3 qp 17" % (name, 70 + syn),
+         path=3, epoch=ep,
+         **{"_ws.col.Info": "NAK %s psn %d cum 70 path 3%s qp 17" %
+            (name, 70 + syn, " epoch 1" if ep else ""),
             "_ws.expert.message": "NAK %s for PSN %d" % (name, 70 + syn)},
          **exp)
 
@@ -363,6 +389,42 @@ case("malformed: UC SEND with CUMACK", O["SEND"], FL | F.F_UC | F.F_CUMACK,
         "_ws.expert.message":
         "Malformed: UC flag together with ACKREQ, RETX or CUMACK"},
      **x(rmsn=13, msg_len=4, offset=0, imm=0))
+# --- version 3: the request epoch (BTH byte 3 = path | epoch << 4), the
+# ACK's void PSN (nak_psn of a syndrome ACK), rnr_timer on every ACK
+EPOCH_SEND = "SEND of request epoch 5 on path 3"
+EPOCH_ACK = "ACK of receive epoch 5, void PSN 695, rnr 14"
+case(EPOCH_SEND, O["SEND"], FL, F.sendh(20, 4, 0), b"epo5",
+     psn=700, ppsn=50, path=3, epoch=5,
+     **{"_ws.col.Info": "SEND psn 700 path 3 epoch 5 qp 17 rmsn 20 off 0/4 len 4"},
+     **x(rmsn=20, msg_len=4, offset=0, imm=0))
+case("READ_REQ of epoch 15 on path 15 (byte 3 0xff: valid)", O["READ_REQ"],
+     FL, F.readh(0x4000, 0x99, 128), psn=701, ppsn=51, path=15, epoch=15,
+     **{"_ws.col.Info": "READ_REQ psn 701 path 15 epoch 15 qp 17 len 128"},
+     **x(va=0x4000, rkey=0x99, read__len=128))
+case(EPOCH_ACK, O["ACK"], 0, ackh(701, nak=695, rnr=14, rwnd=200),
+     path=2, epoch=5,
+     **{"_ws.col.Info": "ACK cum 701 void 695 path 2 epoch 5 qp 17"},
+     **x(ack__cum_psn=701, ack__nak_psn=695, ack__tsecr=0, ack__ack_delay=0,
+         ack__fair_share=0, ack__rwnd=200, ack__syndrome=0, ack__ts_path=0,
+         ack__npaths=0, ack__rnr_timer=14, ack__dsack_off=0,
+         ack__sack__count=0))
+case("READ_RESP with epoch bits: ignored, a warning", O["READ_RESP"], FL,
+     F.rresph(701, 0, 4), b"resp", psn=5002, ppsn=79, path=1, epoch=2,
+     **{"_ws.col.Info": "READ_RESP psn 5002 path 1 qp 17 req 701 off 0/4 len 4",
+        "_ws.expert.message": "Epoch not 0 on a packet without one (ignored)"},
+     **x(req_psn=701, offset=0, msg_len=4))
+# the previous wire version: dropped, only its BTH is decoded
+case("malformed: wire version 2", O["WRITE"], FL, None, b"old!",
+     raw=F.pkt(O["WRITE"], FL, QPN, F.writeh(0x5000, 0x42, 4, 0), b"old!",
+               psn=702, ppsn=52, path=1, version=2),
+     psn=702, ppsn=52, path=1,
+     **{"_ws.col.Info": "WRITE psn 702 path 1 qp 17 [MALFORMED]",
+        "_ws.expert.message": "Malformed: version 2 (not %d)" % F.VERSION})
+_n, _p, _k, _e = CASES[-1]
+_e["metaroce.version"] = 2
+for _f in ("metaroce.payload", "metaroce.icrc", "metaroce.icrc.status",
+           "metaroce.icrc.calculated"):
+    del _e[_f]
 
 
 def mutants(cases, n, seed=1):
@@ -466,6 +528,19 @@ def compare(rows, cases):
     return out
 
 
+def wire_versions(lua):
+    """(MRC_WIRE_VERSION of wire.h, the dissector's VERSION) or None."""
+    def grab(path, rx):
+        try:
+            with open(path) as fh:
+                m = re.search(rx, fh.read(), re.M)
+        except OSError:
+            return None
+        return int(m.group(1)) if m else None
+    return (grab(WIRE_H, r"^#define\s+MRC_WIRE_VERSION\s+(\d+)"),
+            grab(lua, r"^local VERSION = (\d+)"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -478,6 +553,12 @@ def main():
         print("FAIL  tshark is not installed (scripts/setup.sh installs it)")
         print("0 passed, 1 failed")
         return 1
+    # 0. one wire version: wire.h's, the dissector's and the forger's
+    wv, lv = wire_versions(a.lua)
+    r.check(wv is not None and wv == lv == F.VERSION,
+            "wire version %s: the dissector's and mrc_forge's agree" % wv,
+            "wire.h %s, metaroce.lua %s, mrc_forge.py %s" %
+            (wv, lv, F.VERSION))
     tmp = a.keep or tempfile.mkdtemp(prefix="mrc-wire-")
     os.makedirs(tmp, exist_ok=True)
     try:
@@ -492,6 +573,19 @@ def main():
                 "got %d rows" % len(rows))
         for name, bad in compare(rows, CASES):
             r.check(not bad, "decode: " + name, "\n      ".join(bad))
+        # the epoch (version 3), spelled out: BTH byte 3 0x53 of a SEND
+        # and an ACK is path 3 / 2 and epoch 5, in fields of their own
+        names = [c[0] for c in CASES]
+        col = {fl: j for j, fl in enumerate(FIELDS)}
+        for cname, path in ((EPOCH_SEND, 3), (EPOCH_ACK, 2)):
+            i = names.index(cname)
+            row = rows[i] if i < len(rows) else []
+            got = dict((fl, row[col[fl]] if col[fl] < len(row) else "")
+                       for fl in ("metaroce.path_id", "metaroce.epoch"))
+            r.check(got == {"metaroce.path_id": str(path),
+                            "metaroce.epoch": "5"},
+                    "%s: metaroce.path_id %d, metaroce.epoch 5" %
+                    (cname, path), "decoded %r" % got)
 
         # 2. display filters an operator uses
         for flt, n in (("metaroce.flags.retx == 1", 1),
@@ -501,7 +595,15 @@ def main():
                        ("metaroce.ack.sack.psn == 1200", 1),
                        ("metaroce.flags.cumack == 1", 4),
                        ("metaroce.cum_lo == 0xbeef", 1),
-                       ("metaroce.malformed.expert", 6),
+                       ("metaroce.malformed.expert", 7),
+                       ("metaroce.epoch == 5", 2),
+                       ("metaroce.path_id == 3 && metaroce.epoch == 5", 1),
+                       ("metaroce.path_id == 15 && metaroce.epoch == 15", 1),
+                       ("metaroce.opcode == 0x10 && metaroce.epoch == 5", 1),
+                       ("metaroce.epoch", sum(1 for c in CASES
+                                              if "metaroce.epoch" in c[3])),
+                       ("metaroce.ack.syndrome == 0 && "
+                        "metaroce.ack.nak_psn != 0", 1),
                        ("metaroce", len(CASES))):
             rc, rows, err = tshark(a.lua, pcap, ["frame.number"],
                                    ["-Y", flt])
@@ -553,6 +655,19 @@ def main():
             r.check(len(caught) >= 10,
                     "a broken PSN field is caught (%d cases fail)" %
                     len(caught))
+        # and one that shows BTH byte 3's epoch as a text line, no field
+        mut = src.replace("local ep = bt:add(f.epoch, tvb(3, 1))",
+                          "local ep = bt:add(tvb(3, 1), \"Epoch\")", 1)
+        if r.check(mut != src, "epoch-less mutant dissector prepared"):
+            ml = os.path.join(tmp, "mutant-epoch.lua")
+            with open(ml, "w") as fh:
+                fh.write(mut)
+            rc, rows, err = tshark(ml, pcap, FIELDS)
+            caught = [n for n, bad in compare(rows, CASES) if bad]
+            r.check(EPOCH_SEND in caught and EPOCH_ACK in caught and
+                    len(caught) >= 10,
+                    "a missing epoch field is caught (%d cases fail)" %
+                    len(caught), "caught: %r" % caught)
     finally:
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -4,8 +4,9 @@
 # Break it on purpose: apply each plant (selftests/sim/plants/*.patch, a
 # defect reintroduced into kernel/core) to a temporary copy of the core,
 # build the simulator against the copy and run the CI smoke on it (the
-# runs of smoke.sh: "all", "uc", "close", "rnrhold"; a plant whose first
-# line says "(first: uc)", "(first: close)" or "(first: rnrhold)" starts
+# runs of smoke.sh: "all", "uc", "close", "rnrhold", "rnrdep"; a plant
+# whose first line says "(first: uc)", "(first: close)", "(first:
+# rnrhold)" or "(first: rnrdep)" starts
 # with that run, to save time).
 # Every plant must be found (a failing seed); prints the seed, the replay
 # line and the time it took. The real tree is never modified.
@@ -73,16 +74,24 @@ for p in "${plants[@]}"; do
 	fi
 	start=$(date +%s.%N)
 	# the smoke's runs in turn (smoke.sh): "all", "uc", "close",
-	# "rnrhold"; the one a plant names with "(first: ...)" first
+	# "rnrhold", "rnrdep"; the one a plant names with "(first: ...)"
+	# first
 	runs=("--seeds $seeds"
 	      "--seeds ${SIM_SMOKE_UC_SEEDS:-300} --scenario uc"
 	      "--seeds ${SIM_SMOKE_CLOSE_SEEDS:-60} $SIM_SMOKE_CLOSE_ARGS"
-	      "--seeds ${SIM_SMOKE_RNRHOLD_SEEDS:-200} $SIM_SMOKE_RNRHOLD_ARGS")
+	      "--seeds ${SIM_SMOKE_RNRHOLD_SEEDS:-200} $SIM_SMOKE_RNRHOLD_ARGS"
+	      "--seeds ${SIM_SMOKE_RNRDEP_SEEDS:-200} $SIM_SMOKE_RNRDEP_ARGS")
+	first=
 	case $(sed -n 's|.*(first: \([a-z]*\)).*|\1|p' "$p" | head -1) in
-	uc) runs=("${runs[1]}" "${runs[0]}" "${runs[2]}" "${runs[3]}") ;;
-	close) runs=("${runs[2]}" "${runs[0]}" "${runs[1]}" "${runs[3]}") ;;
-	rnrhold) runs=("${runs[3]}" "${runs[0]}" "${runs[1]}" "${runs[2]}") ;;
+	uc) first=1 ;;
+	close) first=2 ;;
+	rnrhold) first=3 ;;
+	rnrdep) first=4 ;;
 	esac
+	if [ -n "$first" ]; then
+		runs=("${runs[$first]}" "${runs[@]:0:$first}" \
+		      "${runs[@]:$((first + 1))}")
+	fi
 	rc=0
 	for args in "${runs[@]}"; do
 		# shellcheck disable=SC2086

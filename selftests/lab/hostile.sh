@@ -17,8 +17,9 @@
 #   0  legit WRITE+SEND, captured, replayed 3x (no duplicate placement)
 #   1  duplicate / stale / beyond-window WRITEs at known PSNs
 #   2  truncations, bad version, unknown opcodes, reserved flags, bad path
-#      ids, bad ICRC, inconsistent lengths, UD datagrams (all parse drops:
-#      the QP must stay RTS)
+#      ids (an ACK's ts_path and path records: since version 3 every BTH
+#      path byte is a valid path and epoch), bad ICRC, inconsistent
+#      lengths, UD datagrams (all parse drops: the QP must stay RTS)
 #   3  WRITE with bogus rkeys        4  WRITE with va wrapping 2^64
 #   5  WRITE outside the MR          6  READ_REQ of 2 GiB and friends
 #   7  misaligned / out-of-bounds atomics

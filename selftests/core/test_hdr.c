@@ -515,9 +515,57 @@ MRC_TEST(hdr_cumack_rules)
 	}
 }
 
+/*
+ * Version 3: BTH byte 3 is path | epoch << 4 -- a request's request
+ * epoch, an ACK's receive epoch (ack.epoch) -- and an epoch beyond 15
+ * cannot be built.
+ */
+MRC_TEST(hdr_epoch_nibble)
+{
+	struct mrc_pkt *p, *out;
+	u8 buf[512];
+	u32 len;
+
+	MRC_ALLOC(p);
+	MRC_ALLOC(out);
+	hdr_fill(p, MRC_OP_SEND);
+	p->path_id = 3;
+	p->epoch = 9;
+	len = hdr_make(p, buf, sizeof(buf));
+	MRC_ASSERT_TRUE(len > 0);
+	MRC_EXPECT_EQ(buf[3], 0x93);
+	MRC_ASSERT_TRUE(mrc_pkt_parse(buf, len, out, 0) == 0);
+	MRC_EXPECT_EQ(out->path_id, 3);
+	MRC_EXPECT_EQ(out->epoch, 9);
+	/* an ACK: ack.epoch goes to the nibble, and comes back in both */
+	hdr_fill(p, MRC_OP_ACK);
+	p->path_id = 2;
+	p->epoch = 0;
+	p->ack.epoch = 5;
+	p->ack.nak_psn = 695;
+	p->ack.rnr_timer = 14;
+	len = hdr_make(p, buf, sizeof(buf));
+	MRC_ASSERT_TRUE(len > 0);
+	MRC_EXPECT_EQ(buf[3], 0x52);
+	MRC_ASSERT_TRUE(mrc_pkt_parse(buf, len, out, 0) == 0);
+	MRC_EXPECT_EQ(out->path_id, 2);
+	MRC_EXPECT_EQ(out->ack.epoch, 5);
+	MRC_EXPECT_EQ(out->epoch, 5);
+	MRC_EXPECT_EQ(out->ack.nak_psn, 695);
+	MRC_EXPECT_EQ(out->ack.rnr_timer, 14);
+	/* 16 epochs only */
+	hdr_fill(p, MRC_OP_WRITE);
+	p->epoch = 16;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_FIELD);
+	hdr_fill(p, MRC_OP_ACK);
+	p->ack.epoch = 16;
+	MRC_EXPECT_EQ(mrc_hdr_build(p, buf, sizeof(buf)), -MRC_E_FIELD);
+}
+
 MRC_SUITE(hdr,
 	  MRC_CASE(hdr_uc_rules),
 	  MRC_CASE(hdr_cumack_rules),
+	  MRC_CASE(hdr_epoch_nibble),
 	  MRC_CASE(hdr_ud_rules),
 	  MRC_CASE(hdr_roundtrip_every_opcode),
 	  MRC_CASE(hdr_wire_layout),

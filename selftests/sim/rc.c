@@ -1791,6 +1791,9 @@ static void creq_pump(struct ep *e)
 			sw->last_psn = q->sb.nxt - 1;
 			sw->segmented = 1;
 			q->sq_seg++;
+			/* as tp_run: what that ended completes now */
+			mrc_comp_complete(q, &c->qenv);
+			cq_after(c);
 			continue;
 		}
 		if (q->stop_new || !mrc_sb_can_send(&q->sb))

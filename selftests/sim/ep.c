@@ -77,7 +77,7 @@ bool ep_seen(const struct ep *e, u32 psn)
 	return i < e->seen_n && e->seen[i];
 }
 
-void ep_mark_seen(struct ep *e, u32 psn)
+void ep_mark_seen(struct ep *e, u32 psn, bool voided)
 {
 	u32 i = psn - e->isn_rx;
 
@@ -95,7 +95,7 @@ void ep_mark_seen(struct ep *e, u32 psn)
 		e->seen_n = n;
 	}
 	SIM_CHECK(!e->seen[i], "qp %u: psn %u committed twice", e->qpn, psn);
-	e->seen[i] = 1;
+	e->seen[i] = voided ? 2 : 1;
 }
 
 /* ------------------------------------------------------------ send */
@@ -353,22 +353,44 @@ static void ep_rto_fn(void *arg)
 }
 
 /* Sender invariant: nothing retired that the peer has not committed. */
+/*
+ * Version 3: a PSN the receiver committed void (an RNR refusal) and that
+ * this sender now counts as delivered must be one it voided too -- the
+ * two ends' void sets agree (protocol.rst "RNR and the request epoch"),
+ * else a WQE completes whose request never ran, or one runs twice.
+ */
+static void ep_check_void(struct ep *e, u32 psn)
+{
+	u32 i = psn - e->peer->isn_rx;
+
+	if (i >= e->peer->seen_n || e->peer->seen[i] != 2 ||
+	    !e->ops->voided)
+		return;
+	SIM_CHECK(e->ops->voided(e, psn),
+		  "qp %u: psn %u delivered void (RNR) but not voided here "
+		  "(una %u)", e->qpn, psn, e->sbp->una);
+}
+
 void ep_check_retired(struct ep *e, u32 old_una)
 {
 	u32 psn;
 
 	if (!e->peer || e->peer->life != e->life)
 		return;
-	for (psn = old_una; mrc_seq_lt(psn, e->sbp->una); psn++)
+	for (psn = old_una; mrc_seq_lt(psn, e->sbp->una); psn++) {
 		SIM_CHECK(ep_seen(e->peer, psn),
 			  "qp %u: psn %u cumulatively acked but never committed "
 			  "by the receiver (una %u)", e->qpn, psn, e->sbp->una);
+		ep_check_void(e, psn);
+	}
 	for (psn = e->sbp->una; mrc_seq_lt(psn, e->sbp->nxt); psn++)
-		if (mrc_sb_state_of(e->sbp, psn) == MRC_SB_SACKED)
+		if (mrc_sb_state_of(e->sbp, psn) == MRC_SB_SACKED) {
 			SIM_CHECK(ep_seen(e->peer, psn),
 				  "qp %u: psn %u SACKed but never committed by "
 				  "the receiver (una %u)", e->qpn, psn,
 				  e->sbp->una);
+			ep_check_void(e, psn);
+		}
 }
 
 static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
@@ -545,7 +567,7 @@ void ep_on_pkt(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 			return;
 		if (r == EP_PLACED || r == EP_HELD) {
 			e->last_progress = W.now;
-			ep_mark_seen(e, p->psn);
+			ep_mark_seen(e, p->psn, false);
 			if (mrc_rx_commit(&e->rx, p->psn) > 1)
 				COV(rx_cum_jump);
 			e->ops->committed(e, r);

@@ -43,6 +43,8 @@ struct ep_ops {
 	 * false if @psn names none.
 	 */
 	bool (*rewind)(struct ep *e, u32 psn, u32 *first);
+	/* Optional: did we void our request @psn (rewind)? */
+	bool (*voided)(struct ep *e, u32 psn);
 	/* The QP went to error (give up, local error): flush */
 	void (*error)(struct ep *e);
 	/* Optional: the send side is the upper layer's (core completer) */
@@ -120,7 +122,7 @@ void ep_resp_ack(struct ep *e, u32 req_psn);
 /* A request the peer's application sees starts: the pending ACK first */
 void ep_flush_ack(struct ep *e);
 /* Shadow: @psn was committed now (fails if it was before). */
-void ep_mark_seen(struct ep *e, u32 psn);
+void ep_mark_seen(struct ep *e, u32 psn, bool voided);
 
 extern u32 ep_mtu;		/* payload bytes per packet, this run */
 

@@ -231,6 +231,8 @@ struct rc_conn {
 static struct rc_conn *rc;
 static u32 rc_n;
 static struct rc_held *rc_cur_h;	/* freed by cleanup if a run fails in it */
+/* the packet mrc_resp_rx() is processing was committed void (epoch) */
+static bool rc_voided_now;
 
 /* responder state coverage: transitions seen, and the possible ones */
 static u64 rc_trans[MRC_RESP_NSTATES][MRC_RESP_NSTATES];
@@ -773,8 +775,10 @@ static void env_count(void *ctx, u8 counter, u32 n)
 		COV(rx_ooo);
 	else if (counter == MRC_CNT_OUT_OF_WINDOW)
 		COV(rx_oow);
-	else if (counter == MRC_CNT_VOIDED)
+	else if (counter == MRC_CNT_VOIDED) {
 		COV(rx_voided);
+		rc_voided_now = true;
+	}
 }
 
 static void env_transition(void *ctx, u8 engine, u8 from, u8 to)
@@ -885,6 +889,7 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	c->wr_bytes = 0;
 	sent0 = c->ackw.sent;
 	repeat = rc_nak_repeat(c->r, p);
+	rc_voided_now = false;
 	ret = mrc_resp_rx(c->r, &c->env, p, h, ce);
 	/*
 	 * This QP's responses leave when its ep sends, not in a pass right
@@ -898,7 +903,7 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	rc_cur_h = NULL;
 	v1 = mrc_rx_check(&c->r->rx, p->psn);
 	if (v0 == MRC_RX_NEW && v1 == MRC_RX_DUP)
-		ep_mark_seen(e, p->psn);
+		ep_mark_seen(e, p->psn, rc_voided_now);
 	if (v0 == MRC_RX_NEW) {
 		COV(rx_new);
 		if (v1 == MRC_RX_NEW)
@@ -1027,7 +1032,10 @@ static void rsp_error(struct ep *e)
 	}
 }
 
+static bool rc_ep_voided(struct ep *e, u32 psn);
+
 static const struct ep_ops rsp_ops = {
+	.voided = rc_ep_voided,
 	.next = rsp_next,
 	.recv = rsp_recv,
 	.committed = rsp_committed,
@@ -1393,6 +1401,7 @@ static const struct ep_ops req_ops = {
 	.acked = req_acked,
 	.nak = req_nak,
 	.rewind = req_rewind,
+	.voided = rc_ep_voided,
 	.error = req_error,
 	.waiting = req_waiting,
 };
@@ -2075,6 +2084,7 @@ static const struct ep_ops creq_ops = {
 	.error = creq_error,
 	.pump = creq_pump,
 	.on_ack = creq_on_ack,
+	.voided = rc_ep_voided,
 };
 
 /* A new life of the requester QP on the core completer. */
@@ -2902,6 +2912,7 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		f->rx_v = v0;
 		sent0 = f->ackw.sent;
 		repeat = rc_nak_repeat(f->r, p);
+		rc_voided_now = false;
 		ret = mrc_resp_rx(f->r, &f->env, p, h, ce);
 		f->rx_v = -1;
 		if (f->crsp) {
@@ -2920,7 +2931,7 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		rc_cur_h = NULL;
 		v1 = mrc_rx_check(&f->r->rx, p->psn);
 		if (v0 == MRC_RX_NEW && v1 == MRC_RX_DUP)
-			ep_mark_seen(f->ep, p->psn);
+			ep_mark_seen(f->ep, p->psn, rc_voided_now);
 		if (v0 == MRC_RX_NEW) {
 			COV(rx_new);
 			if (v1 == MRC_RX_NEW)
@@ -3141,6 +3152,33 @@ static void fq_coverage(void)
 	printf("%s\n", n ? "" : " none");
 }
 #endif /* SIM_HAVE_REQ */
+
+/*
+ * Did the QP of @e void its request @psn (an RNR switch)? Whichever
+ * requester it runs: the core's descriptors, or the sim's own tx slots.
+ */
+static bool rc_ep_voided(struct ep *e, u32 psn)
+{
+	struct rc_conn *c = conn_of_ep(e);
+	const struct mrc_req *q = NULL;
+	const struct mrc_txd *d;
+
+#ifdef SIM_HAVE_REQ
+	if (c->fq[0] && e == &c->req)
+		q = c->fq[0]->q;
+	else if (c->fq[1] && e == &c->rsp)
+		q = c->fq[1]->q;
+#endif
+#ifdef SIM_HAVE_COMP
+	if (!q && c->use_comp && e == &c->req)
+		q = c->q;
+#endif
+	if (!q)
+		return e->tx[psn % MRC_WND].p.psn == psn &&
+		       e->tx[psn % MRC_WND].voided;
+	d = &q->pkt[psn & (MRC_WND - 1)];
+	return d->kind == MRC_TXD_REQ && d->voided;
+}
 
 #endif /* SIM_HAVE_COMP */
 

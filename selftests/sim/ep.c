@@ -367,8 +367,8 @@ static void ep_check_void(struct ep *e, u32 psn)
 	    !e->ops->voided)
 		return;
 	SIM_CHECK(e->ops->voided(e, psn),
-		  "qp %u: psn %u delivered void (RNR) but not voided here "
-		  "(una %u)", e->qpn, psn, e->sbp->una);
+		  "qp %u: psn %u delivered void (RNR), not voided here (una %u)",
+		  e->qpn, psn, e->sbp->una);
 }
 
 void ep_check_retired(struct ep *e, u32 old_una)

@@ -29,10 +29,35 @@ static void ct_setup(struct mrc_req *q, u32 isn)
 	q->heard_us = mk.now;
 }
 
+/*
+ * Segment WQE @idx (again, after an RNR switch) under @npkts new PSNs of
+ * the QP's epoch, as mrc_req_next() would.
+ */
+static void ct_segment(struct mrc_req *q, u32 idx, u32 npkts)
+{
+	struct mrc_swqe *w = mrc_req_swqe(q, idx);
+	u32 i, psn, ppsn;
+
+	for (i = 0; i < npkts; i++) {
+		mrc_sb_send_new(&q->sb, 0, mk.now, 0, &psn, &ppsn);
+		memset(&q->pkt[psn & (MRC_WND - 1)], 0, sizeof(q->pkt[0]));
+		q->pkt[psn & (MRC_WND - 1)].kind = MRC_TXD_REQ;
+		q->pkt[psn & (MRC_WND - 1)].idx = idx;
+		q->pkt[psn & (MRC_WND - 1)].epoch = q->epoch;
+		if (!i)
+			w->first_psn = psn;
+	}
+	w->last_psn = psn;
+	w->segmented = 1;
+	if (w->rd_atomic)
+		q->rd_atomic_out++;
+	q->sq_seg = idx + 1;
+}
+
 /* Post and fully segment a WQE of @npkts packets; its index. */
 static u32 ct_wqe(struct mrc_req *q, u8 op, u32 len, u32 npkts, bool sig)
 {
-	u32 idx = q->sq_head++, i, psn, ppsn;
+	u32 idx = q->sq_head++;
 	struct mrc_swqe *w = mrc_req_swqe(q, idx);
 
 	memset(w, 0, MK_SWQE);
@@ -43,18 +68,7 @@ static u32 ct_wqe(struct mrc_req *q, u8 op, u32 len, u32 npkts, bool sig)
 	w->signaled = sig;
 	w->rnr_left = q->cfg.rnr_retry;
 	w->rd_atomic = op == MRC_OP_READ_REQ || op == MRC_OP_FETCH_ADD;
-	for (i = 0; i < npkts; i++) {
-		mrc_sb_send_new(&q->sb, 0, mk.now, 0, &psn, &ppsn);
-		q->pkt[psn & (MRC_WND - 1)].kind = MRC_TXD_REQ;
-		q->pkt[psn & (MRC_WND - 1)].idx = idx;
-		if (!i)
-			w->first_psn = psn;
-	}
-	w->last_psn = psn;
-	w->segmented = 1;
-	if (w->rd_atomic)
-		q->rd_atomic_out++;
-	q->sq_seg = q->sq_head;
+	ct_segment(q, idx, npkts);
 	return idx;
 }
 
@@ -229,31 +243,6 @@ MRC_TEST(comp_response_acks_request)
 }
 
 /*
- * Segment WQE @idx again (after an RNR switch) under @npkts new PSNs of
- * the QP's epoch, as mrc_req_next() would.
- */
-static void ct_resegment(struct mrc_req *q, u32 idx, u32 npkts)
-{
-	struct mrc_swqe *w = mrc_req_swqe(q, idx);
-	u32 i, psn, ppsn;
-
-	for (i = 0; i < npkts; i++) {
-		mrc_sb_send_new(&q->sb, 0, mk.now, 0, &psn, &ppsn);
-		memset(&q->pkt[psn & (MRC_WND - 1)], 0, sizeof(q->pkt[0]));
-		q->pkt[psn & (MRC_WND - 1)].kind = MRC_TXD_REQ;
-		q->pkt[psn & (MRC_WND - 1)].idx = idx;
-		q->pkt[psn & (MRC_WND - 1)].epoch = q->epoch;
-		if (!i)
-			w->first_psn = psn;
-	}
-	w->last_psn = psn;
-	w->segmented = 1;
-	if (w->rd_atomic)
-		q->rd_atomic_out++;
-	q->sq_seg = idx + 1;
-}
-
-/*
  * Version 3 (protocol.rst "RNR and the request epoch"): an RNR NAK whose
  * epoch is one ahead voids the refused request and every one after it:
  * their PSNs count as received (the NAK's cum passes them) but complete
@@ -304,7 +293,7 @@ MRC_TEST(comp_rnr_nak)
 	MRC_EXPECT_EQ(mk.nscqe, 1);
 	/* the wait ends; the SEND goes again under PSN 6, and is refused */
 	q->rnr_wait = 0;
-	ct_resegment(q, 1, 1);
+	ct_segment(q, 1, 1);
 	ct_ack(&a, 7, MRC_SYN_RNR, 6);
 	a.epoch = 2;
 	mrc_comp_ack(q, &mk_e, &a, false);
@@ -388,7 +377,7 @@ MRC_TEST(comp_rnr_nak_stale_ignored)
 	MRC_ASSERT_TRUE(mk.nscqe == 1);		/* WQE 0 only */
 	MRC_EXPECT_EQ(q->sq_seg, 1);
 	q->rnr_wait = 0;
-	ct_resegment(q, 1, 1);			/* PSN 2, epoch 1 */
+	ct_segment(q, 1, 1);			/* PSN 2, epoch 1 */
 	/* the NAK arrives late (epoch 1: ours), and an older ACK */
 	ct_ack(&a, 1, MRC_SYN_RNR, 1);
 	a.epoch = 1;

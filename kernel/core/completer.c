@@ -424,7 +424,7 @@ static void comp_epoch(struct mrc_req *q, const struct mrc_env *e,
 	bool flush;
 	u32 idx, x;
 
-	x = (a->epoch - q->epoch) & (MRC_EPOCHS - 1);
+	x = mrc_epoch_dist(a->epoch, q->epoch);
 	if (!x || x >= MRC_EPOCHS / 2 ||
 	    (a->syndrome != MRC_SYN_ACK && a->syndrome != MRC_SYN_RNR))
 		return;

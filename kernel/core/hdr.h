@@ -100,6 +100,15 @@ struct mrc_pkt {
 	};
 };
 
+/*
+ * How many epochs @to is after @from, modulo MRC_EPOCHS (protocol.rst "RNR
+ * and the request epoch": 1 .. MRC_EPOCHS / 2 - 1 is newer).
+ */
+static inline u8 mrc_epoch_dist(u8 to, u8 from)
+{
+	return (u8)(to - from) & (MRC_EPOCHS - 1);
+}
+
 /* Length of the opcode's extension (ACK: without path records), or <0. */
 int mrc_ext_len(u8 opcode);
 

@@ -354,8 +354,7 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			else if (!mid && !q->failed && mrc_resp_rsp_ready(r))
 				next = MRC_REQS_RESPOND;
 			else if (q->stop_new || !q->cfg.running ||
-				 (q->rnr_wait && !mid) ||
-				 (!mid && mrc_req_epoch_behind(q)))
+				 (q->rnr_wait && !mid))
 				next = MRC_REQS_DONE;
 			else if (q->cfg.sqd && !mid &&
 				 (q->sq_seg == q->sq_head ||
@@ -381,6 +380,8 @@ int mrc_req_next(struct mrc_req *q, struct mrc_resp *r,
 			w = mrc_req_swqe(q, q->sq_seg);
 			if (w->status != MRC_WC_SUCCESS)
 				next = MRC_REQS_ERR_WQE;
+			else if (!w->seg_off && mrc_req_epoch_behind(q))
+				next = MRC_REQS_BLOCKED;	/* a new message */
 			else if (!w->mrc_op && w->segmented)
 				next = MRC_REQS_LOCAL;	/* ran before a rewind */
 			else if (!w->mrc_op)
@@ -477,7 +478,7 @@ bool mrc_req_epoch_behind(const struct mrc_req *q)
 	for (psn = q->sb.una; mrc_seq_lt(psn, q->sb.nxt); psn++) {
 		d = &q->pkt[psn & (MRC_WND - 1)];
 		if (d->kind == MRC_TXD_REQ && req_psn_awaits(q, psn))
-			return ((q->epoch - d->epoch) & (MRC_EPOCHS - 1)) >=
+			return mrc_epoch_dist(q->epoch, d->epoch) >=
 			       MRC_EPOCHS / 2;
 	}
 	return false;

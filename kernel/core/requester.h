@@ -247,7 +247,7 @@ enum mrc_req_state {
 	MRC_REQS_UD,		/* a datagram */
 	MRC_REQS_SEGMENT,	/* the next packet of the WQE at sq_seg */
 	MRC_REQS_UC,		/* the next packet of a UC WQE: no window */
-	MRC_REQS_BLOCKED,	/* fence, rd_atomic limit, window, paths */
+	MRC_REQS_BLOCKED,	/* fence, rd_atomic, window, paths, epoch */
 	MRC_REQS_CUT,		/* stop_new: end a partly sent message */
 	MRC_REQS_DONE,
 	MRC_REQS_NSTATES

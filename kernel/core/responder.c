@@ -417,6 +417,16 @@ static bool resp_write_prefix_done(const struct mrc_resp *r,
 	return true;
 }
 
+/* Forget held packet @i (the environment frees it); order is kept. */
+static void resp_held_remove(struct mrc_resp *r, const struct mrc_env *e,
+			     u32 i)
+{
+	e->ops->release(e->ctx, r->held[i].pkt);
+	r->nheld--;
+	memmove(&r->held[i], &r->held[i + 1],
+		(r->nheld - i) * sizeof(r->held[0]));
+}
+
 static int resp_hold(struct mrc_resp *r, const struct mrc_pkt *p,
 		     const void *pkt)
 {
@@ -837,15 +847,10 @@ static void resp_refuse(struct mrc_resp *r, const struct mrc_env *e,
 	r->epoch_seen = 0;
 	mrc_rspq_drop_from(&r->rspq, p->psn);
 	while (n < r->nheld) {
-		struct mrc_held *h = &r->held[n];
-
-		if (!resp_voided(r, &h->p)) {
+		if (resp_voided(r, &r->held[n].p))
+			resp_held_remove(r, e, n);
+		else
 			n++;
-			continue;
-		}
-		e->ops->release(e->ctx, h->pkt);
-		r->nheld--;
-		memmove(h, h + 1, (r->nheld - n) * sizeof(*h));
 	}
 	if (r->inv_nak && mrc_seq_geq(r->inv_nak_psn, p->psn))
 		r->inv_nak = 0;
@@ -916,9 +921,7 @@ static u8 resp_run_held(struct mrc_resp *r, const struct mrc_env *e,
 		psn = h->p.psn;
 		/* held: placing never holds again, r->held stays put */
 		res = resp_place(r, e, &h->p, &src, &syn, true);
-		e->ops->release(e->ctx, h->pkt);
-		r->nheld--;
-		memmove(h, h + 1, (r->nheld - i) * sizeof(*h));
+		resp_held_remove(r, e, i);
 		if (res == RESP_PLACED && syn == MRC_SYN_ACK)
 			continue;
 		/*

@@ -148,8 +148,9 @@ static bool ep_epoch_behind(const struct ep *e)
 	for (psn = e->sbp->una; mrc_seq_lt(psn, e->sbp->nxt); psn++) {
 		st = mrc_sb_state_of(e->sbp, psn);
 		if (st == MRC_SB_INFLIGHT || st == MRC_SB_LOST)
-			return ((e->epoch - e->tx[psn % MRC_WND].p.epoch) &
-				(MRC_EPOCHS - 1)) >= MRC_EPOCHS / 2;
+			return mrc_epoch_dist(e->epoch,
+					      e->tx[psn % MRC_WND].p.epoch) >=
+			       MRC_EPOCHS / 2;
 	}
 	return false;
 }
@@ -411,7 +412,7 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 	 * epoch. Before the ACK retires them: the WRs from that one on go
 	 * again, in the next epoch, after the RNR delay.
 	 */
-	i = (a->epoch - e->epoch) & (MRC_EPOCHS - 1);
+	i = mrc_epoch_dist(a->epoch, e->epoch);
 	if (e->ops->rewind && i && i < MRC_EPOCHS / 2 &&
 	    (a->syndrome == MRC_SYN_ACK || a->syndrome == MRC_SYN_RNR) &&
 	    mrc_seq_in(a->nak_psn, e->sbp->una, e->sbp->nxt) &&

@@ -1807,14 +1807,12 @@ static void creq_pump(struct ep *e)
 		}
 		if (q->stop_new || !mrc_sb_can_send(&q->sb))
 			break;
-		/* as requester.c: epochs are told apart modulo 16 */
-		if ((q->sq_seg == q->sq_head ||
-		     !mrc_req_swqe(q, q->sq_seg)->seg_off) &&
-		    mrc_req_epoch_behind(q))
-			break;
 		if (q->sq_seg == q->sq_head && !creq_fetch(c))
 			break;
 		sw = mrc_req_swqe(q, q->sq_seg);
+		/* as requester.c: epochs are told apart modulo 16 */
+		if (!sw->seg_off && mrc_req_epoch_behind(q))
+			break;
 		w = &c->wr[sw->wr_id];
 		if (!sw->seg_off && !sw->first_psn && sw->rd_atomic &&
 		    q->rd_atomic_out >= c->rd_atomic)

@@ -22,6 +22,13 @@
 # SEND_WITH_INV of its rkey: the receive completes WITH_INV, every byte of
 # the WRITE in the window (invalidated when the SEND completes, not at its
 # first packet), and a WRITE through the rkey afterwards fails REM_ACCESS.
+# Last, RNR under the same netem: WRITE, SEND, FETCH_ADD, READ per message
+# against a server that keeps 2 receives posted, pauses, and READs the
+# client's memory every 4th message: every READ sees its WRITE, every
+# FETCH_ADD runs exactly once in order, SENDs arrive in order and whole.
+# And a READ whose responses n2 drops for 300 ms (an iptables rule) while
+# the SEND behind it meets RNR NAKs of 163.84 ms: the client's timeout,
+# expiring during those waits, must still resend the READ (rnr-stall).
 # ORDER_CONDS overrides the conditions (';'-separated netem arguments).
 # On a failed condition the run prints mrc0's counter deltas (rdma
 # statistic) of both nodes, the server QP's transport state (rdma res show
@@ -46,6 +53,9 @@ gcc -O2 -Wall -Werror -o "$BIN" "$LAB_ROOT/selftests/verbs/ordering.c" -libverbs
 	lab_fatal "cannot build ordering.c"
 
 T=/sys/kernel/tracing
+# rnr-stall: n2 drops its READ responses (BTH opcode 0x07, byte 1 of the
+# UDP payload) to metaroce's port while the rule is in
+RS_RULE="OUTPUT -p udp --dport 19791 -m u32 --u32 '0>>22&0x3C@8>>16&0xFF=0x07' -j DROP"
 
 # ctr NODE: "name value" lines of mrc0's counters
 ctr() {
@@ -98,6 +108,8 @@ ${keep:-true}; echo >$T/trace" >/dev/null
 }
 
 lab_start
+# the first iptables call loads nf_tables and xt_u32: seconds under TCG
+check "n2: iptables u32 rule for rnr-stall" n2 "iptables -I $RS_RULE && iptables -D $RS_RULE"
 check "n1: mrc0 on eth0" lab_add_dev n1 mrc0
 check "n2: mrc0 on eth0" lab_add_dev n2 mrc0
 k=0
@@ -108,7 +120,8 @@ for cond in "${CONDS[@]}"; do
 	check "netem $cond on both nodes" \
 		eval 'lab_netem n1 '"$cond"' && lab_netem n2 '"$cond"
 	capture_start $k
-	LAB_CMD_TIMEOUT=$ORDER_LIMIT lab_bg n2 server "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS"
+	LAB_CMD_TIMEOUT=$ORDER_LIMIT lab_bg n2 server "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS" \
+		-D "iptables -I $RS_RULE" -U "iptables -D $RS_RULE"
 	check "n2: server listening on tcp 18519" lab_wait_for n2 'ss -ltn | grep -q :18519' 60
 	LAB_CMD_TIMEOUT=$ORDER_LIMIT check "[$cond] client: every operation saw every earlier one ($ITERS each)" \
 		n1 "$BIN" -d mrc0 -g 1 -t 60 -n "$ITERS" 192.0.2.2 || failed=1

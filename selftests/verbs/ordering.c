@@ -50,6 +50,25 @@
  *                after the SEND's still land. Then a WRITE through the
  *                rkey from a loopback QP pair on the server (same PD)
  *                completes REMOTE_ACCESS_ERR and changes no byte.
+ *  rnr-mix      message j is RDMA_WRITE (1 B .. 32 KiB, fresh pattern),
+ *                SEND j (1 B .. 8 KiB), FETCH_ADD +1 on one word, READ of
+ *                the WRITE's range, 4 messages posted at once, against a
+ *                server that keeps at most 2 receives posted and pauses
+ *                (RNR on most SENDs: each refusal voids the WRITEs,
+ *                atomics and READs behind it, which go again in the
+ *                requester's next RNR epoch) and that, every 4th
+ *                message, first RDMA_READs up to 256 KiB of the client's
+ *                memory (responses the client owes while it waits out
+ *                an RNR NAK). Each READ returns its WRITE's pattern, the
+ *                FETCH_ADDs return base+0, base+1, ... (each executed
+ *                exactly once, however often it was voided and resent),
+ *                the word ends at base+n, the SENDs arrive in order with
+ *                every byte right and the server's READs see the
+ *                client's bytes.
+ *  rnr-stall    (server given -D/-U) a READ whose responses the server
+ *                drops for 300 ms, then a SEND the server refuses with
+ *                RNR NAKs of 163.84 ms until the READ completed: the READ
+ *                completes (bytes right), then the SEND.
  *
  * The client prints one line per check (`ok NAME: n/n` or
  * `FAIL NAME: ...`, the first few mismatches in detail) and both print
@@ -101,7 +120,7 @@ struct conn_info {
 	uint32_t rkey;
 	uint32_t iters;
 	uint32_t rkey2;		/* the write area again, zero-based */
-	uint32_t pad2;
+	uint32_t stall;		/* server: rnr-stall runs (-D given) */
 };
 
 struct verdict {
@@ -125,6 +144,7 @@ struct wi_done {
 };
 
 static int sock = -1, timeout_s = 30, gid_idx = 1;
+static const char *drop_cmd, *undrop_cmd;	/* rnr-stall (server) */
 static uint32_t iters = 500;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
@@ -282,6 +302,7 @@ static void setup(const char *dev)
 	me.rkey = mr->rkey;
 	me.rkey2 = mr2->rkey;
 	me.iters = iters;
+	me.stall = !!drop_cmd;
 }
 
 static void connect_qp(void)
@@ -1173,9 +1194,382 @@ static void write_inv_server(uint32_t n)
 	verdict_send("write-inv", &v, ":\n");
 }
 
+/* ------------------------------------------------------------- rnr-mix */
+
+#define RM_BATCH	4
+#define RM_WLEN		(32u << 10)	/* WRITE/READ: at most, per message */
+#define RM_SLOT		(64u << 10)
+#define RM_WORD		(AT_AREA + (256u << 10))	/* the FETCH_ADD word */
+#define RM_PUB		(3u << 20)	/* client: what the server READs */
+#define RM_PUB_SZ	(512u << 10)
+#define RM_PUB_SEED	0x5eedu
+#define RM_SDST		RO_AREA		/* server: where its READs land */
+#define RM_READ_ID	(1ull << 40)	/* the server's READ's wr_id */
+
+static uint32_t rm_send_len(uint32_t j)
+{
+	return 1 + (j * 2246822519u) % RECV_LEN;
+}
+
+static uint32_t rm_send_seed(uint32_t j)
+{
+	return j * 3266489917u + 17;
+}
+
+/*
+ * rnr-mix, client side: batches of RM_BATCH messages (WRITE, SEND,
+ * FETCH_ADD, READ each), every result checked after its batch; then a
+ * READ of the word; then the server's verdict.
+ */
+static void rnr_mix_client(void)
+{
+	struct tally t = { .name = "rnr-mix" }, ts = { .name = "rnr-mix-server" };
+	uint64_t *res = (uint64_t *)(buf + L_RES), base, fin;
+	uint32_t i, j, k, n = iters, batch, len[RM_BATCH], seed[RM_BATCH];
+	uint32_t off, slen;
+	int go = 1;
+	long m;
+
+	ofill(buf + RM_PUB, RM_PUB_SZ, RM_PUB_SEED);
+	base = rnd() >> 16;
+	memcpy(buf + L_RES + 512, &base, 8);
+	add_wr(IBV_WR_RDMA_WRITE, L_RES + 512, 8, RM_WORD, true);
+	run_chain("rnr-mix", 0);
+	/* the server's waits start now */
+	xfer(&go, sizeof(go), true);
+
+	for (i = 0; i < n; i += batch) {
+		batch = n - i < RM_BATCH ? n - i : RM_BATCH;
+		memset(res, 0xee, 8 * RM_BATCH);
+		for (k = 0; k < batch; k++) {
+			j = i + k;
+			len[k] = 1 + rnd() % RM_WLEN;
+			seed[k] = (uint32_t)rnd();
+			off = rnd() % (RM_SLOT - len[k]);
+			ofill(buf + L_SRC + k * RM_SLOT, len[k], seed[k]);
+			memset(buf + L_DST + k * RM_SLOT, 0, len[k]);
+			add_wr(IBV_WR_RDMA_WRITE, L_SRC + k * RM_SLOT, len[k],
+			       WR_AREA + k * RM_SLOT + off, false);
+			slen = rm_send_len(j);
+			ofill(buf + L_SRC + (512u << 10) + k * RECV_LEN, slen,
+			      rm_send_seed(j));
+			if (slen >= 4)
+				memcpy(buf + L_SRC + (512u << 10) + k * RECV_LEN,
+				       &j, 4);
+			add_wr(IBV_WR_SEND, L_SRC + (512u << 10) + k * RECV_LEN,
+			       slen, 0, true);
+			add_wr(IBV_WR_ATOMIC_FETCH_AND_ADD, L_RES + 8 * k, 8,
+			       RM_WORD, true)->wr.atomic.compare_add = 1;
+			add_wr(IBV_WR_RDMA_READ, L_DST + k * RM_SLOT, len[k],
+			       WR_AREA + k * RM_SLOT + off, true);
+		}
+		run_chain("rnr-mix", i);
+		for (k = 0; k < batch; k++) {
+			j = i + k;
+			m = mismatch(buf + L_DST + k * RM_SLOT, len[k], seed[k]);
+			if (m < 0 && res[k] == base + j) {
+				t.ok++;
+				continue;
+			}
+			if (m >= 0)
+				bad(&t, "message %u: READ of %u B after its WRITE: byte %ld is %02x, written %02x",
+				    j, len[k], m, buf[L_DST + k * RM_SLOT + m],
+				    opat(seed[k], m));
+			else
+				bad(&t, "message %u: FETCH_ADD saw base%+lld, want base+%u",
+				    j, (long long)(res[k] - base), j);
+		}
+	}
+	add_wr(IBV_WR_RDMA_READ, L_RES + 512, 8, RM_WORD, true);
+	run_chain("rnr-mix", n);
+	memcpy(&fin, buf + L_RES + 512, 8);
+	if (fin != base + n)
+		bad(&t, "the FETCH_ADD word ends at base%+lld, want base+%u (each executed once)",
+		    (long long)(fin - base), n);
+	report(&t);
+	report_server(&ts);
+}
+
+/* rnr-mix, server: completions of the other kind wait here */
+static struct ibv_wc rm_stash[8];
+static int rm_nstash;
+
+/*
+ * The next completion of the server's READ (@read) or of a receive, in
+ * the order they came; others are kept for later. 1, or 0 on timeout.
+ */
+static int rm_wait(bool read, struct ibv_wc *wc)
+{
+	double end = now() + timeout_s;
+	int i, r;
+
+	for (i = 0; i < rm_nstash; i++)
+		if ((rm_stash[i].wr_id == RM_READ_ID) == read) {
+			*wc = rm_stash[i];
+			memmove(rm_stash + i, rm_stash + i + 1,
+				(rm_nstash - i - 1) * sizeof(*wc));
+			rm_nstash--;
+			return 1;
+		}
+	for (;;) {
+		r = ibv_poll_cq(cq, 1, wc);
+		if (r < 0)
+			die("poll_cq");
+		if (!r) {
+			if (now() > end)
+				return 0;
+			continue;
+		}
+		if ((wc->wr_id == RM_READ_ID) == read)
+			return 1;
+		if (rm_nstash == 8)
+			die("rnr-mix: more completions than WRs posted");
+		rm_stash[rm_nstash++] = *wc;
+	}
+}
+
+/* rnr-mix, server: one READ of the client's bytes; true if all right */
+static bool rm_read(struct verdict *v, uint32_t j)
+{
+	uint32_t len = 1 + rnd() % (256u << 10);
+	uint32_t off = rnd() % (RM_PUB_SZ - len + 1), i;
+	struct ibv_sge s = { (uintptr_t)buf + RM_SDST, len, mr->lkey };
+	struct ibv_send_wr w = {}, *bad_wr;
+	struct ibv_wc wc;
+
+	memset(buf + RM_SDST, 0, len);
+	w.wr_id = RM_READ_ID;
+	w.sg_list = &s;
+	w.num_sge = 1;
+	w.opcode = IBV_WR_RDMA_READ;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.wr.rdma.remote_addr = peer.addr + RM_PUB + off;
+	w.wr.rdma.rkey = peer.rkey;
+	if (ibv_post_send(qp, &w, &bad_wr))
+		die("rnr-mix: post READ: %s", strerror(errno));
+	if (!rm_wait(true, &wc))
+		die("rnr-mix: before message %u: READ of %u B not done in %d s",
+		    j, len, timeout_s);
+	if (wc.status != IBV_WC_SUCCESS)
+		die("rnr-mix: before message %u: READ: %s", j,
+		    ibv_wc_status_str(wc.status));
+	for (i = 0; i < len; i++)
+		if (buf[RM_SDST + i] != opat(RM_PUB_SEED, off + i))
+			break;
+	if (i == len)
+		return true;
+	if (!v->fail)
+		snprintf(v->text, sizeof(v->text),
+			 "READ of the client's %u B at +%u before message %u: byte %u is %02x, want %02x",
+			 len, off, j, i, buf[RM_SDST + i],
+			 opat(RM_PUB_SEED, off + i));
+	v->fail++;
+	return false;
+}
+
+/*
+ * rnr-mix, server side: at most 2 receives posted, a pause after every
+ * third message (the client's SENDs meet RNR), and every 4th message
+ * waits for a READ of the client's memory first.
+ */
+static void rnr_mix_server(uint32_t n)
+{
+	uint32_t expect = 0, posted = 0, len, seed;
+	struct verdict v = {};
+	struct ibv_wc wc;
+	uint8_t *p;
+	long m;
+	int go;
+
+	xfer(&go, sizeof(go), false);
+	while (expect < n) {
+		while (posted < n && posted - expect < 2) {
+			if (post_recv_one(buf + RECV_AREA +
+					  (posted % 64) * RECV_LEN, RECV_LEN,
+					  posted))
+				die("rnr-mix: post_recv");
+			posted++;
+		}
+		if (expect % 4 == 2 && rm_read(&v, expect))
+			v.pass++;
+		if (!rm_wait(false, &wc))
+			die("rnr-mix: no completion for message %u in %d s",
+			    expect, timeout_s);
+		if (wc.status != IBV_WC_SUCCESS)
+			die("rnr-mix: message %u: %s", expect,
+			    ibv_wc_status_str(wc.status));
+		len = rm_send_len(expect);
+		seed = rm_send_seed(expect);
+		p = buf + RECV_AREA + (expect % 64) * RECV_LEN;
+		m = -1;
+		if (wc.wr_id != expect || wc.opcode != IBV_WC_RECV ||
+		    wc.byte_len != len)
+			m = -2;
+		else if (len >= 4 && memcmp(p, &expect, 4))
+			m = -3;
+		else
+			for (uint32_t k = len < 4 ? 0 : 4; k < len; k++)
+				if (p[k] != opat(seed, k)) {
+					m = k;
+					break;
+				}
+		if (m == -1) {
+			v.pass++;
+		} else {
+			if (!v.fail)
+				snprintf(v.text, sizeof(v.text),
+					 "receive %llu (want %u): opcode %d len %u (want %u) seq %u byte %ld",
+					 (unsigned long long)wc.wr_id, expect,
+					 wc.opcode, wc.byte_len, len,
+					 len >= 4 ? *(uint32_t *)p : 0, m);
+			v.fail++;
+		}
+		expect++;
+		if (expect % 3 == 0)
+			usleep(3000);	/* the client outruns us: RNR */
+	}
+	verdict_send("rnr-mix-server", &v, ": ");
+}
+
+/* ----------------------------------------------------------- rnr-stall */
+
+/*
+ * rnr-stall: a READ whose responses are all lost, followed by a SEND the
+ * server refuses (RNR, min_rnr_timer 163.84 ms: the client spends almost
+ * all its time waiting out RNR NAKs). The server drops its READ
+ * responses (-D, e.g. an iptables rule) for RS_DROP_MS, then lets them
+ * through (-U), and posts its receive only once the client says its READ
+ * completed: the lost responses must be repaired (the responder's probe
+ * resends them; the client's timeout, should it expire during an RNR
+ * wait, is taken when the wait ends) while the SEND behind the READ keeps
+ * meeting RNR. A QP that repairs nothing during RNR waits fails here.
+ */
+#define RS_ITERS	3
+#define RS_LEN		(64u << 10)
+#define RS_AREA		(WR_AREA + (512u << 10))	/* server: READ source */
+#define RS_DROP_MS	300
+#define RS_RNR_TIMER	28		/* 163.84 ms */
+
+struct rs_msg {
+	uint32_t seed, ok;
+	char text[160];
+};
+
+static void rnr_stall_client(void)
+{
+	struct tally t = { .name = "rnr-stall" }, ts = { .name = "rnr-stall-server" };
+	struct ibv_wc wc;
+	struct rs_msg m;
+	uint32_t it, slen = 100;
+	double t0, end;
+	long bad_at;
+	int r;
+
+	for (it = 0; it < RS_ITERS; it++) {
+		xfer(&m, sizeof(m), false);	/* the server drops responses */
+		memset(buf + L_DST, 0, RS_LEN);
+		ofill(buf + L_SRC, slen, m.seed + 1);
+		add_wr(IBV_WR_RDMA_READ, L_DST, RS_LEN, RS_AREA, true);
+		add_wr(IBV_WR_SEND, L_SRC, slen, 0, true);
+		nwr = 0;
+		t0 = now();
+		if (ibv_post_send(qp, wrs, &(struct ibv_send_wr *){ NULL }))
+			die("rnr-stall %u: post_send: %s", it, strerror(errno));
+		end = t0 + 8;
+		while (!(r = ibv_poll_cq(cq, 1, &wc)) && now() < end)
+			;
+		if (r < 0)
+			die("poll_cq");
+		memset(&m, 0, sizeof(m));
+		if (!r) {
+			snprintf(m.text, sizeof(m.text),
+				 "iter %u: READ (its responses dropped %u ms) not done in 8 s while the SEND behind it met RNR",
+				 it, RS_DROP_MS);
+		} else if (wc.wr_id != 0 || wc.status != IBV_WC_SUCCESS) {
+			snprintf(m.text, sizeof(m.text),
+				 "iter %u: first completion: WR %llu %s (want the READ, success)",
+				 it, (unsigned long long)wc.wr_id,
+				 ibv_wc_status_str(wc.status));
+		} else if ((bad_at = mismatch(buf + L_DST, RS_LEN, it)) >= 0) {
+			snprintf(m.text, sizeof(m.text),
+				 "iter %u: READ byte %ld is %02x, want %02x", it,
+				 bad_at, buf[L_DST + bad_at], opat(it, bad_at));
+		} else {
+			m.ok = 1;
+			printf("#    rnr-stall %u: READ done after %.0f ms\n", it,
+			       (now() - t0) * 1000);
+		}
+		xfer(&m, sizeof(m), true);	/* the server takes the SEND */
+		if (!m.ok) {
+			bad(&t, "%s", m.text);
+			break;
+		}
+		if (!poll1(cq, &wc) || wc.status != IBV_WC_SUCCESS) {
+			bad(&t, "iter %u: the SEND after the READ: %s", it,
+			    ibv_wc_status_str(wc.status));
+			break;
+		}
+		t.ok++;
+	}
+	report(&t);
+	report_server(&ts);
+}
+
+static void rs_min_rnr_timer(uint8_t v)
+{
+	struct ibv_qp_attr a = { .min_rnr_timer = v };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_MIN_RNR_TIMER))
+		die("rnr-stall: min_rnr_timer %u: %s", v, strerror(errno));
+}
+
+static void rs_sh(const char *cmd)
+{
+	if (system(cmd))
+		die("rnr-stall: '%s' failed", cmd);
+}
+
+static void rnr_stall_server(void)
+{
+	struct verdict v = {};
+	struct ibv_wc wc;
+	struct rs_msg m;
+	uint32_t it, slen = 100;
+	long bad_at;
+
+	rs_min_rnr_timer(RS_RNR_TIMER);
+	for (it = 0; it < RS_ITERS; it++) {
+		ofill(buf + RS_AREA, RS_LEN, it);
+		rs_sh(drop_cmd);
+		memset(&m, 0, sizeof(m));
+		m.seed = it;
+		xfer(&m, sizeof(m), true);
+		usleep(RS_DROP_MS * 1000);
+		rs_sh(undrop_cmd ? undrop_cmd : "true");
+		xfer(&m, sizeof(m), false);	/* the client's READ ended */
+		if (!m.ok)
+			break;		/* the client counts it */
+		memset(buf + RECV_AREA, 0, slen);
+		if (post_recv_one(buf + RECV_AREA, RECV_LEN, it))
+			die("rnr-stall: post_recv");
+		if (!poll1(cq, &wc) || wc.status != IBV_WC_SUCCESS ||
+		    wc.byte_len != slen ||
+		    (bad_at = mismatch(buf + RECV_AREA, slen, it + 1)) >= 0) {
+			snprintf(v.text, sizeof(v.text),
+				 "iter %u: the SEND: %s, %u B", it,
+				 ibv_wc_status_str(wc.status), wc.byte_len);
+			v.fail++;
+			break;
+		}
+		v.pass++;
+	}
+	rs_min_rnr_timer(1);
+	verdict_send("rnr-stall-server", &v, ": ");
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: mrc_order_test -d DEV [-g GIDX] [-p PORT] [-t SECS] [-n ITERS] [SERVER_IP]\n");
+	fprintf(stderr, "usage: mrc_order_test -d DEV [-g GIDX] [-p PORT] [-t SECS] [-n ITERS] [-D DROP -U UNDROP] [SERVER_IP]\n");
 	exit(2);
 }
 
@@ -1185,13 +1579,15 @@ int main(int argc, char **argv)
 	struct addrinfo hints = {}, *ai;
 	int c, one = 1, ls;
 
-	while ((c = getopt(argc, argv, "d:g:p:t:n:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:t:n:D:U:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gid_idx = atoi(optarg); break;
 		case 'p': port = optarg; break;
 		case 't': timeout_s = atoi(optarg); break;
 		case 'n': iters = strtoul(optarg, NULL, 0); break;
+		case 'D': drop_cmd = optarg; break;
+		case 'U': undrop_cmd = optarg; break;
 		default: usage();
 		}
 	}
@@ -1239,9 +1635,15 @@ int main(int argc, char **argv)
 		chains();
 		recv_order_client();
 		write_inv_client();
+		rnr_mix_client();
+		if (peer.stall)
+			rnr_stall_client();
 	} else {
 		recv_order_server(peer.iters);
 		write_inv_server(peer.iters);
+		rnr_mix_server(peer.iters);
+		if (me.stall)
+			rnr_stall_server();
 	}
 	/* the client is done with our memory only when it says so */
 	xfer(&one, sizeof(one), true);

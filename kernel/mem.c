@@ -433,7 +433,7 @@ enum ib_wc_status metaroce_mem_local_wqe(struct metaroce_qp *qp, u32 opcode,
 		if (metaroce_mr_fast_reg(mdev, pd,
 					 (struct ib_mr *)(uintptr_t)remote_addr,
 					 rkey, (int)compare_add))
-			return IB_WC_MW_BIND_ERR;
+			return IB_WC_LOC_QP_OP_ERR;	/* as rdma_rxe */
 		return IB_WC_SUCCESS;
 	case IB_UVERBS_WR_BIND_MW:
 		if (metaroce_mw_bind(mdev, pd, imm, rkey, remote_addr,
@@ -553,7 +553,13 @@ int metaroce_mr_fast_reg(struct metaroce_dev *mdev, struct ib_pd *pd,
 		return -EINVAL;
 
 	xa_lock_irqsave(&mdev->mrs, flags);
-	if (mr->type == METAROCE_MR_FAST && ibmr->pd == pd &&
+	/*
+	 * Only a free MR (allocated, or invalidated since its last
+	 * registration) is registered, as rdma_rxe's rxe_reg_fast_mr()
+	 * does: a REG_MR of a valid one fails and leaves its key, access
+	 * and validity as they were.
+	 */
+	if (mr->type == METAROCE_MR_FAST && !mr->valid && ibmr->pd == pd &&
 	    (key >> 8) == (mr->key >> 8) &&
 	    xa_load(&mdev->mrs, key >> 8) == mr) {
 		mr->access = access & METAROCE_ACCESS_SUPPORTED;

@@ -196,6 +196,38 @@ int metaroce_cq_post(struct metaroce_cq *cq, const struct metaroce_cqe *cqe,
 	return 0;
 }
 
+/*
+ * Drop QP @qpn's completions from a kernel CQ (destroy_qp, once the
+ * transport posts no more for it): a kernel consumer's wr_cqe may go with
+ * its QP, and wc->qp could no longer be found (mlx5 cleans its CQs the
+ * same way). The survivors keep their order; a user CQ is polled in user
+ * space, where a completion names its QP by number only, and is left as
+ * it is.
+ */
+void metaroce_cq_clean(struct metaroce_cq *cq, u32 qpn)
+{
+	struct metaroce_cqe *c;
+	unsigned long flags;
+	u32 cons, i, keep;
+
+	if (cq->is_user)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = cq->ring.q->consumer;	/* kernel CQ: written under the lock */
+	keep = cq->ring.prod;
+	for (i = cq->ring.prod; i != cons; ) {
+		c = metaroce_ring_slot(&cq->ring, --i);
+		if (c->qp_num == qpn)
+			continue;
+		if (--keep != i)
+			memcpy(metaroce_ring_slot(&cq->ring, keep), c,
+			       sizeof(*c));
+	}
+	/* as poll_cq: the slots moved before the index that shows them */
+	smp_store_release(&cq->ring.q->consumer, keep);
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
 /* ibv_wc_flags (the CQE's numbering) to ib_wc_flags. */
 static int metaroce_wc_flags(u32 f)
 {
@@ -222,7 +254,7 @@ static void metaroce_cqe_to_wc(struct metaroce_dev *mdev,
 	wc->opcode = cqe->opcode;
 	wc->vendor_err = cqe->vendor_err;
 	wc->byte_len = cqe->byte_len;
-	/* QPs outlive their completions in practice; NULL if not. */
+	/* destroy_qp cleans a kernel CQ of its QP's completions */
 	wc->qp = xa_load(&mdev->qps, cqe->qp_num);
 	wc->wc_flags = metaroce_wc_flags(cqe->wc_flags);
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)

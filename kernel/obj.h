@@ -287,6 +287,8 @@ struct metaroce_cq {
  */
 int metaroce_cq_post(struct metaroce_cq *cq, const struct metaroce_cqe *cqe,
 		     bool solicited);
+/* Drop QP @qpn's completions from a kernel CQ (destroy_qp). */
+void metaroce_cq_clean(struct metaroce_cq *cq, u32 qpn);
 
 /* -------------------------------------------------------- SRQs, RQs */
 

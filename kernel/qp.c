@@ -239,6 +239,9 @@ int metaroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_irq(&mdev->qps, ibqp->qp_num);
 	metaroce_obj_drain(&qp->ref, &qp->done);
 	metaroce_tp_qp_destroy(qp);
+	metaroce_cq_clean(to_mcq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		metaroce_cq_clean(to_mcq(ibqp->recv_cq), ibqp->qp_num);
 	metaroce_qp_free_rings(qp);
 	mutex_destroy(&qp->modify_mutex);
 	atomic_dec(&mdev->num_qp);

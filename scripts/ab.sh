@@ -77,6 +77,13 @@ for rep in $(seq "$REPS"); do
 		fi
 		printf '%-10s rep %d: %s %s %s\n' "$name" "$rep" "${mb:-FAIL}" "$UNIT" "$ctr"
 		[ "$mb" = VOID ] || res[$name]+="${mb:-0} "
+		# qemu's emulated link stalled for good (benchmarks.md, "Noise
+		# control"): every later run would fail; this one is void too
+		if grep -aq 'NETDEV WATCHDOG' "$LAB_RUN"/n[12].console 2>/dev/null; then
+			echo "# ab: STOPPED after $name rep $rep: the emulated link stalled" \
+				"(NETDEV WATCHDOG on a node's console); its medians are of the runs before"
+			break 2
+		fi
 	done
 done
 for v in "$@"; do

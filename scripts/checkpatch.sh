@@ -3,7 +3,7 @@
 # own checkpatch.pl (from .cache/linux-source, see scripts/setup.sh).
 #
 # Usage: scripts/checkpatch.sh [FILE...]
-#   Default files: kernel/*.c kernel/*.h kernel/core/*.[ch]
+#   Default files: kernel/*.c kernel/*.h kernel/core/*.[ch] selftests/kmod/*.c
 #   include/metaroce/*.h
 # Prints every finding (terse), a per-file and a total summary, and exits
 # non-zero if any ERROR was found. WARNINGs and CHECKs are listed but allowed.
@@ -32,7 +32,7 @@ if [ $# -gt 0 ]; then
 else
 	shopt -s nullglob
 	files=(kernel/*.c kernel/*.h kernel/core/*.c kernel/core/*.h
-	       include/metaroce/*.h)
+	       include/metaroce/*.h selftests/kmod/*.c)
 	shopt -u nullglob
 fi
 if [ ${#files[@]} -eq 0 ]; then

@@ -240,7 +240,7 @@ int metaroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	metaroce_obj_drain(&qp->ref, &qp->done);
 	metaroce_tp_qp_destroy(qp);
 	metaroce_cq_clean(to_mcq(ibqp->send_cq), ibqp->qp_num);
-	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+	if (ibqp->recv_cq != ibqp->send_cq)	/* both: create_qp */
 		metaroce_cq_clean(to_mcq(ibqp->recv_cq), ibqp->qp_num);
 	metaroce_qp_free_rings(qp);
 	mutex_destroy(&qp->modify_mutex);

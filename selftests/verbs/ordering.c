@@ -232,6 +232,24 @@ static long mismatch(const uint8_t *p, uint32_t len, uint32_t seed)
 	return -1;
 }
 
+/*
+ * A received SEND of @len bytes: @seq in its first 4 bytes (if it has 4),
+ * pattern @seed after them. -1 if so, -3 if the sequence number is wrong,
+ * else the index of the first wrong byte.
+ */
+static long send_mismatch(const uint8_t *p, uint32_t len, uint32_t seq,
+			  uint32_t seed)
+{
+	uint32_t k;
+
+	if (len >= 4 && memcmp(p, &seq, 4))
+		return -3;
+	for (k = len < 4 ? 0 : 4; k < len; k++)
+		if (p[k] != opat(seed, k))
+			return k;
+	return -1;
+}
+
 /* Wait for @n completions into @wc (success or not). */
 static void poll_n(struct ibv_wc *wc, int n)
 {
@@ -823,17 +841,8 @@ static void recv_order_server(uint32_t n)
 		if (j % 2 == 0) {
 			len = ro_len(j);
 			p = buf + RECV_AREA + (j % 64) * RECV_LEN;
-			m = -1;
-			if (wc.opcode != IBV_WC_RECV || wc.byte_len != len)
-				m = -2;
-			else if (len >= 4 && memcmp(p, &j, 4))
-				m = -3;
-			else
-				for (uint32_t k = len < 4 ? 0 : 4; k < len; k++)
-					if (p[k] != opat(j, k)) {
-						m = k;
-						break;
-					}
+			m = wc.opcode != IBV_WC_RECV || wc.byte_len != len ? -2 :
+			    send_mismatch(p, len, j, j);
 			if (m != -1) {
 				if (!v.fail)
 					snprintf(v.text, sizeof(v.text),
@@ -1401,18 +1410,9 @@ static void rnr_mix_server(uint32_t n)
 		len = rm_send_len(expect);
 		seed = rm_send_seed(expect);
 		p = buf + RECV_AREA + (expect % 64) * RECV_LEN;
-		m = -1;
-		if (wc.wr_id != expect || wc.opcode != IBV_WC_RECV ||
-		    wc.byte_len != len)
-			m = -2;
-		else if (len >= 4 && memcmp(p, &expect, 4))
-			m = -3;
-		else
-			for (uint32_t k = len < 4 ? 0 : 4; k < len; k++)
-				if (p[k] != opat(seed, k)) {
-					m = k;
-					break;
-				}
+		m = wc.wr_id != expect || wc.opcode != IBV_WC_RECV ||
+		    wc.byte_len != len ? -2 :
+		    send_mismatch(p, len, expect, seed);
 		if (m == -1) {
 			v.pass++;
 		} else {

@@ -320,8 +320,9 @@ case_kill() {
 # mrc0 (lib/nvme.sh, as nvmeof.sh) with --reconnect-delay 2 and
 # --ctrl-loss-tmo NV_LOSS (60 s x TD_SCALE: a host that cannot reconnect
 # gives up, bounded); fio on n1 writes random 4-256 KiB blocks O_DIRECT,
-# libaio depth 8, each with a crc32c header it reads back and checks
-# (verify_backlog), while the case runs:
+# 8 threads of psync I/O on 8 disjoint 4 MiB regions (8 in flight), each
+# block with a crc32c header it reads back and checks (verify_backlog),
+# while the case runs:
 #   nvdelete  rdma link delete mrc0 on n1: nvme-rdma's ib_client removal
 #             deletes the controller (nvme_delete_ctrl) before the
 #             device goes, fio ends with an I/O error
@@ -354,8 +355,9 @@ fio)	# fio OUT SECS: verified random writes until SECS or an error
 	# (a block device: fio takes a path it cannot stat for a file,
 	# which it would unlink and create, on /dev)
 	d=$(nsdev) && [ -b "$d" ] || { echo "no namespace" >"$2"; exit 1; }
-	fio --allow_file_create=0 --name=td --filename="$d" --size=32M --direct=1 --ioengine=libaio \
-	    --iodepth=8 --rw=randwrite --bsrange=4k-256k --verify=crc32c \
+	fio --allow_file_create=0 --name=td --filename="$d" --direct=1 --ioengine=psync \
+	    --thread --numjobs=8 --size=4M --offset_increment=4M \
+	    --rw=randwrite --bsrange=4k-256k --verify=crc32c \
 	    --verify_backlog=16 --verify_fatal=1 --time_based --runtime="$3" \
 	    >"$2" 2>&1
 	rc=$?
@@ -443,28 +445,20 @@ nv_start() {
 }
 
 # nv_fio_clean [FILE]: fio reported no verify failure (an I/O error is
-# fine). One exception, counted, never assumed: when the controller goes
-# (nvdelete, nvrmmod) the namespace shrinks to 0 bytes, a write then fails
-# ENOSPC and an O_DIRECT read past the end returns 0 bytes without reaching
-# the disk (blkdev_read_iter), so fio's libaio verify checks a buffer the
-# read never filled: it still holds an earlier write's block ("bad header
-# offset A, wanted B"). Such reports pass only after an ENOSPC and only as
-# many as the reads fio issued that the disk never saw (fio's "issued rwts"
-# reads minus the disk stats' read ios); any other verify report fails.
+# fine). Why psync and not libaio: when the controller goes (nvdelete,
+# nvrmmod) the namespace shrinks to 0 bytes and an O_DIRECT read past its
+# end returns 0 bytes without reaching the disk; fio's async completion
+# path (io_completed) then verifies the untouched buffer, which still holds
+# an earlier write's block ("bad header offset A, wanted B"), while its
+# sync path fails such a read EIO ("full resid"). Measured on a loop device
+# shrunk under fio (LOOP_SET_STATUS64 sizelimit, data intact): libaio
+# reported verify failures in 7 of 12 runs, psync in 0 of 12.
 nv_fio_clean() {
-	local f=${1:-$LAB_RUN/fio-$CYCLE-$CASE.txt} bad issued disk
+	local f=${1:-$LAB_RUN/fio-$CYCLE-$CASE.txt}
 	local pat='verify failed|verify: bad|bad magic|bad header|verify type mismatch'
 	[ -f "$f" ] || { echo "no $f"; return 1; }
-	grep -E 'fio rc=|error|terminat' "$f"
-	bad=$(grep -Eci "$pat" "$f")
-	[ "$bad" -eq 0 ] && return 0
-	grep -Ei "$pat" "$f"
-	issued=$(sed -n 's/.*issued rwts: total=\([0-9]*\),.*/\1/p' "$f" | head -1)
-	disk=$(sed -n '/^Disk stats/,$s/^ *nvme[0-9a-z]*: ios=\([0-9]*\)\/.*/\1/p' "$f" | head -1)
-	echo "$bad verify reports; reads issued ${issued:-?}, reads the disk saw ${disk:-?}"
-	grep -q 'No space left on device' "$f" && [ -n "$issued" ] && [ -n "$disk" ] &&
-		[ "$bad" -le $((issued - disk)) ] || return 1
-	echo "each one a read past the end of the 0-byte namespace (after its ENOSPC): not data"
+	grep -E 'fio rc=|error|terminat' "$f" | sort | uniq -c
+	! grep -Ei "$pat" "$f"
 }
 
 # nv_stop_io: fio ends on SIGTERM within TD_SELF s (in-flight I/O

@@ -12,7 +12,9 @@
 # drain (IBV_EVENT_SQ_DRAINED, sq_draining, WRs held until RTS), READ
 # responses sent while the QP waits out an RNR NAK (rnr_resp), the last
 # WQE reached event of a QP of an SRQ entering ERR (srq_last_wqe; rdma_rxe
-# of Linux 6.1 never raises it: its reference checks fail).
+# of Linux 6.1 never raises it: its reference checks fail), the SRQ's PD
+# for its receive WQEs (srq_pd; rdma_rxe checks them against the QP's PD:
+# its reference checks fail).
 #
 #   n1: mrc0 on eth0 (metaroce.ko)    n2: rxe0 on eth0 (stock rdma_rxe,
 #       conformance mrc0                  conformance -R rxe0: reference)

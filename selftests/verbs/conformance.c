@@ -32,7 +32,9 @@
  *    section of its own);
  *  - srq_last_wqe: a QP of an SRQ raises IBV_EVENT_QP_LAST_WQE_REACHED
  *    once when it enters ERR (modified, or by a fatal error); the SRQ's
- *    other WQEs stay for the other QPs.
+ *    other WQEs stay for the other QPs;
+ *  - srq_pd: an SRQ's receive WQEs are checked against the SRQ's PD, not
+ *    the PD of the QP that consumes them.
  *
  *   cc -o conformance conformance.c -libverbs
  *   conformance [-R] [-s SECTIONS] DEV
@@ -1635,6 +1637,107 @@ out:
 	fcntl(ctx->async_fd, F_SETFL, fl);
 }
 
+/* ------------------------------------- SRQ: the SRQ's PD */
+
+/*
+ * A receive WQE of an SRQ names memory of the SRQ's protection domain
+ * (ibv_create_srq(pd)), whichever PD the QP that consumes it belongs to:
+ * an SRQ can serve QPs of several PDs, and its WQEs are checked against
+ * the one PD they were posted under. B (PD 1) takes its receives from an
+ * SRQ of PD 2: a SEND lands in an MR of PD 2; a WQE naming an MR of PD 1
+ * (B's, not the SRQ's) ends LOC_PROT_ERR with no byte of it written.
+ */
+static void test_srq_pd(struct ibv_pd *pd)
+{
+	static uint8_t buf[BUF_SZ] __attribute__((aligned(4096)));
+	static uint8_t sbuf[8192] __attribute__((aligned(4096)));
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_qp *qa = NULL, *qb = NULL, *qc = NULL, *qd = NULL;
+	struct ibv_mr *mr1 = NULL, *mr2 = NULL, *smr = NULL;
+	struct ibv_srq *srq = NULL;
+	struct ibv_recv_wr rw, *bad;
+	struct ibv_pd *pd2;
+	struct ibv_sge sge;
+	struct ibv_cq *cq;
+	struct ibv_wc wc[2];
+	int i, n, rs = -2, ss = -2;
+
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	pd2 = ibv_alloc_pd(ctx);
+	if (!cq || !pd2)
+		goto setup;
+	mr1 = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	mr2 = ibv_reg_mr(pd2, buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE);
+	smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), IBV_ACCESS_LOCAL_WRITE);
+	srq = mr1 && mr2 && smr ? ibv_create_srq(pd2, &sa) : NULL;
+	qa = srq ? plain_qp(pd, cq) : NULL;
+	qb = srq ? srq_qp(pd, cq, srq) : NULL;
+	if (!qa || !qb || connect_pair(qa, qb))
+		goto setup;
+
+	memset(buf, 0xee, 8192);
+	sge = (struct ibv_sge){ (uintptr_t)buf + 4096, 4096, mr2->lkey };
+	rw = (struct ibv_recv_wr){ .wr_id = 0xa2, .sg_list = &sge, .num_sge = 1 };
+	fill(sbuf, 3000, 93);
+	if (ibv_post_srq_recv(srq, &rw, &bad) ||
+	    post_send1(qa, IBV_WR_SEND, sbuf, 3000, smr->lkey, 0, 0))
+		goto setup;
+	n = sqd_poll(cq, wc, 2, 10);
+	for (i = 0; i < n; i++)
+		if (wc[i].opcode == IBV_WC_RECV)
+			rs = wc[i].status;
+		else
+			ss = wc[i].status;
+	CHECK(rs == IBV_WC_SUCCESS && ss == IBV_WC_SUCCESS &&
+	      bad_byte(buf + 4096, 3000, 93) < 0,
+	      "srq_pd: a SEND lands in an SRQ WQE naming an MR of the SRQ's PD, "
+	      "not the QP's (recv %s, send %s)", st(rs), st(ss));
+
+	/* a second pair: the first one's outcome does not carry over */
+	qc = plain_qp(pd, cq);
+	qd = srq_qp(pd, cq, srq);
+	if (!qc || !qd || connect_pair(qc, qd))
+		goto setup;
+	sge = (struct ibv_sge){ (uintptr_t)buf, 4096, mr1->lkey };
+	rw.wr_id = 0xa1;
+	fill(sbuf, 2000, 94);
+	rs = ss = -2;
+	if (ibv_post_srq_recv(srq, &rw, &bad) ||
+	    post_send1(qc, IBV_WR_SEND, sbuf, 2000, smr->lkey, 0, 0))
+		goto setup;
+	n = sqd_poll(cq, wc, 2, 10);
+	for (i = 0; i < n; i++)
+		if (wc[i].opcode == IBV_WC_RECV)
+			rs = wc[i].status;
+		else
+			ss = wc[i].status;
+	for (i = 0; i < 4096 && buf[i] == 0xee; i++)
+		;
+	CHECK(rs == IBV_WC_LOC_PROT_ERR && ss != IBV_WC_SUCCESS && i == 4096,
+	      "srq_pd: an SRQ WQE naming an MR of the QP's PD but not the "
+	      "SRQ's -> LOC_PROT_ERR, nothing written (recv %s, send %s, "
+	      "first byte written %d)", st(rs), st(ss), i < 4096 ? i : -1);
+	goto out;
+setup:
+	CHECK(0, "srq_pd: setup (%s)", strerror(errno));
+out:
+	put_qp(qa);
+	put_qp(qb);
+	put_qp(qc);
+	put_qp(qd);
+	if (srq)
+		ibv_destroy_srq(srq);
+	put_mr(mr1);
+	put_mr(mr2);
+	put_mr(smr);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	if (cq) {
+		drain(cq);
+		ibv_destroy_cq(cq);
+	}
+}
+
 /* --------------------------------- responses during an RNR wait */
 
 /*
@@ -1822,6 +1925,8 @@ int main(int argc, char **argv)
 		test_rnr_resp(pd, "rnr_resp_big", 3000, 1 << 20, 7);
 	if (want("srq_last_wqe"))
 		test_srq_last_wqe(pd);
+	if (want("srq_pd"))
+		test_srq_pd(pd);
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
 	ibv_close_device(ctx);

@@ -192,7 +192,7 @@ static int tp_env_rq_copy(void *ctx, u32 slot, u64 offset,
 	struct metaroce_rwqe *w = &qp->tp.s->rwqe[slot];
 	int err;
 
-	err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, w->sge, w->num_sge,
+	err = metaroce_sgl_copy(qp->mdev, metaroce_rq_pd(qp), w->sge, w->num_sge,
 				offset, src->buf ? (u8 *)src->buf + src->off :
 				NULL, src->buf ? NULL : src->pkt,
 				src->buf ? 0 : src->off, len, METAROCE_TO_MR);

@@ -430,6 +430,16 @@ static inline struct metaroce_srq *to_msrq(struct ib_srq *s)
 	return container_of(s, struct metaroce_srq, ibsrq);
 }
 
+/*
+ * The PD a receive WQE of @qp names memory of: its SRQ's when it takes
+ * its receives from one (the WQE was posted under that PD, whichever QP
+ * consumes it), else its own.
+ */
+static inline struct ib_pd *metaroce_rq_pd(struct metaroce_qp *qp)
+{
+	return qp->ibqp.srq ? qp->ibqp.srq->pd : qp->ibqp.pd;
+}
+
 static inline struct metaroce_mr *to_mmr(struct ib_mr *m)
 {
 	return container_of(m, struct metaroce_mr, ibmr);

@@ -200,11 +200,11 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 	 * network_hdr_type, user ones from sl (metaroce_tp_post_rcqe())
 	 */
 	r->wc_flags |= net;
-	err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, r->wqe.sge,
+	err = metaroce_sgl_copy(qp->mdev, metaroce_rq_pd(qp), r->wqe.sge,
 				r->wqe.num_sge, 0, grh, NULL, 0, sizeof(grh),
 				METAROCE_TO_MR);
 	if (!err && p->payload_len)
-		err = metaroce_sgl_copy(qp->mdev, qp->ibqp.pd, r->wqe.sge,
+		err = metaroce_sgl_copy(qp->mdev, metaroce_rq_pd(qp), r->wqe.sge,
 					r->wqe.num_sge, sizeof(grh), NULL, skb,
 					p->hdr_len, p->payload_len,
 					METAROCE_TO_MR);

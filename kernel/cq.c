@@ -266,14 +266,22 @@ static void metaroce_cqe_to_wc(struct metaroce_dev *mdev,
 		wc->network_hdr_type = cqe->wc_flags & METAROCE_WC_NET_IPV4 ?
 				       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
 	}
-	/* what ib_init_ah_attr_from_wc() matches the reply's GID with */
-	if ((wc->wc_flags & IB_WC_GRH) && is_vlan_dev(mdev->ndev)) {
+	/*
+	 * What ib_init_ah_attr_from_wc() matches the reply's GID with: the
+	 * VLAN the datagram came in on (one stacked on the device's netdev),
+	 * or the device's own if it is bound to a VLAN.
+	 */
+	if ((wc->wc_flags & IB_WC_GRH) &&
+	    (cqe->wc_flags & METAROCE_WC_VLAN)) {
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+		wc->vlan_id = cqe->slid;
+	} else if ((wc->wc_flags & IB_WC_GRH) && is_vlan_dev(mdev->ndev)) {
 		wc->wc_flags |= IB_WC_WITH_VLAN;
 		wc->vlan_id = vlan_dev_vlan_id(mdev->ndev);
 	}
 	wc->src_qp = cqe->src_qp;
 	wc->pkey_index = cqe->pkey_index;
-	wc->slid = cqe->slid;
+	wc->slid = cqe->wc_flags & METAROCE_WC_VLAN ? 0 : cqe->slid;
 	wc->sl = cqe->sl;
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 	wc->port_num = cqe->port_num;

@@ -204,7 +204,7 @@ static int tp_env_rq_copy(void *ctx, u32 slot, u64 offset,
 /* A receive completion of @qp. */
 int metaroce_tp_post_rcqe(struct metaroce_qp *qp, u64 wr_id, u8 status,
 			  u8 opcode, u32 byte_len, u32 imm, u32 src_qp,
-			  u8 wc_flags, bool solicited)
+			  u8 wc_flags, u16 vlan_id, bool solicited)
 {
 	struct metaroce_cqe cqe = {};
 
@@ -229,6 +229,11 @@ int metaroce_tp_post_rcqe(struct metaroce_qp *qp, u64 wr_id, u8 status,
 			 METAROCE_SL_NET_IPV4 : METAROCE_SL_NET_IPV6;
 		cqe.wc_flags &= ~(METAROCE_WC_NET_IPV4 | METAROCE_WC_NET_IPV6);
 	}
+	/* the VLAN a UD receive came in on: kernel CQs only, in slid */
+	if (to_mcq(qp->ibqp.recv_cq)->is_user)
+		cqe.wc_flags &= ~METAROCE_WC_VLAN;
+	else if (cqe.wc_flags & METAROCE_WC_VLAN)
+		cqe.slid = vlan_id;
 	cqe.pkey_index = qp->pkey_index;
 	cqe.port_num = METAROCE_PORT;
 	return metaroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,
@@ -241,7 +246,7 @@ static int tp_env_post_rcqe(void *ctx, const struct mrc_rcqe *c)
 
 	return metaroce_tp_post_rcqe(qp, c->wr_id, c->status, c->opcode,
 				     c->byte_len, c->imm, qp->dest_qpn,
-				     c->wc_flags, c->solicited);
+				     c->wc_flags, 0, c->solicited);
 }
 
 static void tp_env_qp_error(void *ctx, u8 event)

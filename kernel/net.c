@@ -17,6 +17,7 @@
 #include <net/udp_tunnel.h>
 #include <net/ipv6_stubs.h>
 #include <linux/inetdevice.h>
+#include <linux/if_vlan.h>
 
 #include "obj.h"
 
@@ -53,31 +54,54 @@ static int metaroce_encap_recv(struct sock *sk, struct sk_buff *skb)
 }
 
 /*
+ * The metaroce device of @ndev: the one bound to it, or else to the
+ * device under a VLAN stacked on it. ib_core puts the addresses of the
+ * VLANs on top of the bound netdev into the GID table, so their packets
+ * arrive on the VLAN device (rdma_rxe takes them as its own too). Called
+ * under rcu_read_lock(); ib_device_get_by_netdev() needs no reference on
+ * the netdevs.
+ */
+static struct metaroce_dev *metaroce_dev_of(struct net_device *ndev)
+{
+	struct metaroce_dev *mdev;
+
+	for (; ndev; ndev = is_vlan_dev(ndev) ?
+			    vlan_dev_priv(ndev)->real_dev : NULL) {
+		mdev = metaroce_get_dev_by_netdev(ndev);
+		if (mdev)
+			return mdev;
+	}
+	return NULL;
+}
+
+/*
  * The device a packet is for. Packets between two QPs of one host come in
  * on the loopback device: find the netdev that owns the destination.
  */
 static struct metaroce_dev *metaroce_rx_dev(struct sk_buff *skb)
 {
 	struct net_device *ndev = skb->dev;
+	struct metaroce_dev *mdev;
 
 	if (!ndev)
 		return NULL;
-	if (!(ndev->flags & IFF_LOOPBACK))
-		return metaroce_get_dev_by_netdev(ndev);
-
-	ndev = NULL;
 	rcu_read_lock();
-	if (skb->protocol == htons(ETH_P_IP))
-		ndev = __ip_dev_find(dev_net(skb->dev), ip_hdr(skb)->daddr,
-				     false);
+	if (ndev->flags & IFF_LOOPBACK) {
+		ndev = NULL;
+		if (skb->protocol == htons(ETH_P_IP))
+			ndev = __ip_dev_find(dev_net(skb->dev),
+					     ip_hdr(skb)->daddr, false);
 #if IS_ENABLED(CONFIG_IPV6)
-	else if (skb->protocol == htons(ETH_P_IPV6) && ipv6_stub->ipv6_dev_find)
-		ndev = ipv6_stub->ipv6_dev_find(dev_net(skb->dev),
-						&ipv6_hdr(skb)->daddr, NULL);
+		else if (skb->protocol == htons(ETH_P_IPV6) &&
+			 ipv6_stub->ipv6_dev_find)
+			ndev = ipv6_stub->ipv6_dev_find(dev_net(skb->dev),
+							&ipv6_hdr(skb)->daddr,
+							NULL);
 #endif
+	}
+	mdev = metaroce_dev_of(ndev);
 	rcu_read_unlock();
-	/* ib_device_get_by_netdev() needs no reference on ndev */
-	return ndev ? metaroce_get_dev_by_netdev(ndev) : NULL;
+	return mdev;
 }
 
 /*

@@ -267,6 +267,8 @@ int metaroce_sgl_copy(struct metaroce_dev *mdev, struct ib_pd *pd,
  */
 #define METAROCE_WC_NET_IPV4	(1U << 6)
 #define METAROCE_WC_NET_IPV6	(1U << 7)
+/* Kernel CQs only: a UD/GSI receive came in on a VLAN, its id in slid */
+#define METAROCE_WC_VLAN	(1U << 4)
 /* ... which a user CQE carries in sl instead (mlx5's numbering) */
 #define METAROCE_SL_NET_IPV6	1
 #define METAROCE_SL_NET_IPV4	2

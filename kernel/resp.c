@@ -12,6 +12,7 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/if_vlan.h>
 
 #define METAROCE_TP_INTERNAL
 #include "obj.h"
@@ -157,6 +158,7 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 	struct metaroce_tp_rslot *r = &s->ud_slot;
 	u8 grh[40] = {};
 	u8 status = IB_WC_SUCCESS;
+	u16 vlan_id = 0;
 	u8 net = 0;
 	int err;
 
@@ -200,6 +202,14 @@ void metaroce_tp_ud_recv(struct metaroce_qp *qp, struct mrc_pkt *p,
 	 * network_hdr_type, user ones from sl (metaroce_tp_post_rcqe())
 	 */
 	r->wc_flags |= net;
+	/*
+	 * received on a VLAN stacked on the device's netdev (skb->dev is
+	 * alive: UD receive is never deferred)
+	 */
+	if (skb->dev && is_vlan_dev(skb->dev)) {
+		r->wc_flags |= METAROCE_WC_VLAN;
+		vlan_id = vlan_dev_vlan_id(skb->dev);
+	}
 	err = metaroce_sgl_copy(qp->mdev, metaroce_rq_pd(qp), r->wqe.sge,
 				r->wqe.num_sge, 0, grh, NULL, 0, sizeof(grh),
 				METAROCE_TO_MR);
@@ -214,6 +224,6 @@ out:
 	if (metaroce_tp_post_rcqe(qp, r->wqe.wr_id, status, IB_WC_RECV,
 				  r->msg_len, r->imm,
 				  r->src_qp ? r->src_qp : qp->dest_qpn,
-				  r->wc_flags, r->solicited))
+				  r->wc_flags, vlan_id, r->solicited))
 		s->req.failed = true;	/* CQ overflow: QP to ERR */
 }

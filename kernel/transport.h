@@ -301,7 +301,7 @@ void metaroce_tp_env(struct mrc_env *e, struct metaroce_tp_ctx *c,
 		     struct metaroce_qp *qp, struct sk_buff_head *out);
 int metaroce_tp_post_rcqe(struct metaroce_qp *qp, u64 wr_id, u8 status,
 			  u8 opcode, u32 byte_len, u32 imm, u32 src_qp,
-			  u8 wc_flags, bool solicited);
+			  u8 wc_flags, u16 vlan_id, bool solicited);
 
 /* xmit.c */
 struct sk_buff *metaroce_tp_alloc_skb(u32 len);

@@ -34,7 +34,9 @@
  *    once when it enters ERR (modified, or by a fatal error); the SRQ's
  *    other WQEs stay for the other QPs;
  *  - srq_pd: an SRQ's receive WQEs are checked against the SRQ's PD, not
- *    the PD of the QP that consumes them.
+ *    the PD of the QP that consumes them;
+ *  - fatal_order: a READ or atomic accepted before a request the
+ *    responder fails completes successfully (IB executes in PSN order).
  *
  *   cc -o conformance conformance.c -libverbs
  *   conformance [-R] [-s SECTIONS] DEV
@@ -1738,6 +1740,150 @@ out:
 	}
 }
 
+/* ------------------------- a fatal error after an accepted READ/atomic */
+
+/*
+ * IB RC executes a QP's requests in PSN order (IBA 9.5, 9.7.5.1): a READ
+ * or atomic that the responder accepted before a later request fails is
+ * answered, and completes successfully at the requester; only the failed
+ * request completes in error, and the WRs after it flush. A posts, in one
+ * list, a READ (or FETCH_ADD) of B's memory and then a request B fails:
+ * a WRITE with a bad rkey (REM_ACCESS_ERR), or a SEND longer than B's
+ * receive (REM_INV_REQ_ERR, B's receive LOC_LEN_ERR). The READ's bytes
+ * and the atomic's original value are checked, and the atomic ran once.
+ */
+static void fatal_order_one(struct ibv_pd *pd, const char *what,
+			    enum ibv_wr_opcode first, uint32_t rlen,
+			    bool bad_send)
+{
+	const size_t bsz = 2u << 20;
+	uint8_t *abuf = NULL, *bbuf = NULL;
+	struct ibv_cq *cqa = NULL, *cqb = NULL;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *ma = NULL, *mb = NULL;
+	struct ibv_sge sg[2];
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_wc wc[3];
+	uint64_t want_orig = 0x1122334455667788ull, got_b;
+	int n, i, s0 = -2, s1 = -2, rs = -2;
+	long bb = 0;
+
+	if (posix_memalign((void **)&abuf, 4096, bsz) ||
+	    posix_memalign((void **)&bbuf, 4096, bsz))
+		goto setup;
+	memset(abuf, 0xee, bsz);
+	fill(bbuf, rlen, 95);
+	memcpy(bbuf + (1u << 20), &want_orig, 8);
+	cqa = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cqb = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	ma = ibv_reg_mr(pd, abuf, bsz, IBV_ACCESS_LOCAL_WRITE);
+	mb = ibv_reg_mr(pd, bbuf, bsz, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_ATOMIC);
+	if (!cqa || !cqb || !ma || !mb)
+		goto setup;
+	qa = plain_qp(pd, cqa);
+	qb = plain_qp(pd, cqb);
+	if (!qa || !qb || connect_pair(qa, qb))
+		goto setup;
+	/* B's one receive: 4 KiB, a SEND of 8 KiB does not fit */
+	if (bad_send && post_recv(qb, 0xb0, bbuf + (1u << 20) + 4096, 4096,
+				  mb->lkey))
+		goto setup;
+
+	memset(wr, 0, sizeof(wr));
+	if (first == IBV_WR_RDMA_READ) {
+		sg[0] = (struct ibv_sge){ (uintptr_t)abuf, rlen, ma->lkey };
+		wr[0].wr.rdma.remote_addr = (uintptr_t)bbuf;
+		wr[0].wr.rdma.rkey = mb->rkey;
+	} else {
+		sg[0] = (struct ibv_sge){ (uintptr_t)abuf, 8, ma->lkey };
+		wr[0].wr.atomic.remote_addr = (uintptr_t)bbuf + (1u << 20);
+		wr[0].wr.atomic.rkey = mb->rkey;
+		wr[0].wr.atomic.compare_add = 5;
+	}
+	wr[0].wr_id = 1;
+	wr[0].opcode = first;
+	wr[0].sg_list = &sg[0];
+	wr[0].num_sge = 1;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 2;
+	wr[1].sg_list = &sg[1];
+	wr[1].num_sge = 1;
+	wr[1].send_flags = IBV_SEND_SIGNALED;
+	if (bad_send) {
+		sg[1] = (struct ibv_sge){ (uintptr_t)abuf + (1u << 20), 8192,
+					  ma->lkey };
+		wr[1].opcode = IBV_WR_SEND;
+	} else {
+		sg[1] = (struct ibv_sge){ (uintptr_t)abuf + (1u << 20), 8,
+					  ma->lkey };
+		wr[1].opcode = IBV_WR_RDMA_WRITE;
+		wr[1].wr.rdma.remote_addr = (uintptr_t)bbuf;
+		wr[1].wr.rdma.rkey = mb->rkey ^ 0x5a5a00;
+	}
+	if (ibv_post_send(qa, wr, &bad))
+		goto setup;
+	n = sqd_poll(cqa, wc, 2, 20);
+	for (i = 0; i < n; i++)
+		if (wc[i].wr_id == 1)
+			s0 = wc[i].status;
+		else
+			s1 = wc[i].status;
+	if (bad_send && sqd_poll(cqb, wc + 2, 1, 5) == 1)
+		rs = wc[2].status;
+	memcpy(&got_b, bbuf + (1u << 20), 8);
+	if (first == IBV_WR_RDMA_READ) {
+		bb = bad_byte(abuf, rlen, 95);
+		CHECK(s0 == IBV_WC_SUCCESS && bb < 0,
+		      "fatal_order %s: the READ before it completes, every byte "
+		      "(%s, first bad byte %ld)", what, st(s0), bb);
+	} else {
+		CHECK(s0 == IBV_WC_SUCCESS &&
+		      !memcmp(abuf, &want_orig, 8) && got_b == want_orig + 5,
+		      "fatal_order %s: the FETCH_ADD before it completes with the "
+		      "original value, run once (%s, target +%lld)", what,
+		      st(s0), (long long)(got_b - want_orig));
+	}
+	if (bad_send)
+		CHECK(s1 == IBV_WC_REM_INV_REQ_ERR && rs == IBV_WC_LOC_LEN_ERR,
+		      "fatal_order %s: the SEND fails REM_INV_REQ_ERR, B's "
+		      "receive LOC_LEN_ERR (%s, %s)", what, st(s1), st(rs));
+	else
+		CHECK(s1 == IBV_WC_REM_ACCESS_ERR,
+		      "fatal_order %s: the WRITE fails REM_ACCESS_ERR (%s)", what,
+		      st(s1));
+	goto out;
+setup:
+	CHECK(0, "fatal_order %s: setup (%s)", what, strerror(errno));
+out:
+	put_qp(qa);
+	put_qp(qb);
+	put_mr(ma);
+	put_mr(mb);
+	if (cqa) {
+		drain(cqa);
+		ibv_destroy_cq(cqa);
+	}
+	if (cqb) {
+		drain(cqb);
+		ibv_destroy_cq(cqb);
+	}
+	free(abuf);
+	free(bbuf);
+}
+
+static void test_fatal_order(struct ibv_pd *pd)
+{
+	fatal_order_one(pd, "READ 1 MiB, WRITE bad rkey", IBV_WR_RDMA_READ,
+			1u << 20, false);
+	fatal_order_one(pd, "FETCH_ADD, WRITE bad rkey",
+			IBV_WR_ATOMIC_FETCH_AND_ADD, 0, false);
+	fatal_order_one(pd, "READ 256 KiB, SEND too long",
+			IBV_WR_RDMA_READ, 256u << 10, true);
+}
+
 /* --------------------------------- responses during an RNR wait */
 
 /*
@@ -1927,6 +2073,8 @@ int main(int argc, char **argv)
 		test_srq_last_wqe(pd);
 	if (want("srq_pd"))
 		test_srq_pd(pd);
+	if (want("fatal_order"))
+		test_fatal_order(pd);
 
 	CHECK(!ibv_dealloc_pd(pd), "dealloc_pd");
 	ibv_close_device(ctx);

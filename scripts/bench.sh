@@ -281,7 +281,12 @@ perftest_error() {
 	fi
 }
 
-RDMA_SETUP_T=45	# seconds of perftest slack on top of -D (connect, margins)
+# seconds of perftest slack on top of -D (connect, margins), and the limit
+# of a run without -D; both grow by LAB_SCALE on the debug kernel (4: a
+# KASAN guest under TCG took longer than 45 s to exchange perftest's
+# final reports, and the server's limit ended the run)
+RDMA_SETUP_T=$((45 * LAB_SCALE))
+RDMA_RUN_T=$((120 * LAB_SCALE))
 
 # run_rdma COND CONTENDER TEST REP
 run_rdma() {
@@ -307,8 +312,8 @@ run_rdma() {
 	: >"$CUR_LOG"
 	case $mode in
 	-D*) t=$((duration + RDMA_SETUP_T)) ;;
-	-a*) t=600 ;;
-	*) t=120 ;;
+	-a*) t=$((600 * LAB_SCALE)) ;;
+	*) t=$RDMA_RUN_T ;;
 	esac
 	gs=${GID[$who n2]} gc=${GID[$who n1]}
 	LAB_CMD_TIMEOUT=$((t + 20)) lab_bg n2 srv \
@@ -395,7 +400,7 @@ run_tcp() {
 	RUN_SEQ=$((RUN_SEQ + 1))
 	log=$(printf '%s/raw/%04d-%s-tcp-iperf3-%d' "$OUT" "$RUN_SEQ" "$cond" "$rep")
 	CUR_LOG=$log.note
-	t=$((duration + 30))
+	t=$((duration + 30 * LAB_SCALE))
 	LAB_CMD_TIMEOUT=$((t + 20)) lab_bg n2 srv "$(wrap $((t + 10)) srv.pid "iperf3 -s -1 -p $port")"
 	lab_wait_for n2 "ss -ltn | grep -q :$port" 30 >>"$CUR_LOG" 2>&1 ||
 		note='server did not listen'

@@ -765,17 +765,38 @@ int mrc_resp_rsp_exec(struct mrc_resp *r, const struct mrc_env *e,
 	return 0;
 }
 
+/* Is a READ/atomic before @psn queued (some response not yet built)? */
+static bool resp_rsp_before(struct mrc_resp *r, u32 psn)
+{
+	struct mrc_rsp *h = mrc_rspq_head(&r->rspq);
+
+	return h && mrc_seq_lt(h->req_psn, psn);
+}
+
+static void resp_late_fail(struct mrc_resp *r, const struct mrc_env *e,
+			   u8 syn, u32 psn);
+
 /*
  * A READ/atomic that was accepted (and acknowledged) cannot be served:
  * its memory went away before it ran. Tell the requester (a REM_ACCESS
  * NAK for the request's PSN, which fails that WQE) and move the QP to
  * ERR with an access error event, as IB does for a bad request.
+ *
+ * Otherwise, a failed request waiting for the responses of the READs/
+ * atomics before it (fnak): once they are all built -- in this pass, so
+ * the NAK leaves after them -- NAK it and fail the QP.
  */
 void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e)
 {
-	if (!r->rsp_abort)
+	if (!r->rsp_abort) {
+		if (r->fnak && !resp_rsp_before(r, r->fnak_psn)) {
+			r->fnak = 0;
+			resp_late_fail(r, e, r->fnak_syn, r->fnak_psn);
+		}
 		return;
+	}
 	r->rsp_abort = 0;
+	r->fnak = 0;
 	r->nak_psn = r->rsp_abort_psn;
 	r->nak_syn = MRC_SYN_REM_ACCESS;
 	mrc_resp_send_ack(r, e, MRC_SYN_REM_ACCESS, r->rsp_abort_psn);
@@ -854,6 +875,9 @@ static void resp_refuse(struct mrc_resp *r, const struct mrc_env *e,
 	}
 	if (r->inv_nak && mrc_seq_geq(r->inv_nak_psn, p->psn))
 		r->inv_nak = 0;
+	/* a failed request voided with its epoch: its resend is checked */
+	if (r->fnak && mrc_seq_geq(r->fnak_psn, p->psn))
+		r->fnak = 0;
 }
 
 /* ------------------------------------------------ the packet machine */
@@ -1303,6 +1327,12 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				next = MRC_RESP_DONE;
 				break;
 			}
+			/* a request at or after a failed one waiting (fnak) */
+			if (r->fnak && !mrc_op_is_response(p->opcode) &&
+			    mrc_seq_geq(p->psn, r->fnak_psn)) {
+				next = MRC_RESP_ACK;	/* what is here */
+				break;
+			}
 			/* not a WRITE's bytes (yet); placing says otherwise */
 			mrc_wo_record(&r->wo, p->psn, 0, 0, 0);
 			if (!mrc_op_is_response(p->opcode)) {
@@ -1456,6 +1486,25 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				next = MRC_RESP_COMMIT;
 				break;
 			}
+			/*
+			 * As IB RC, in PSN order: a READ/atomic accepted
+			 * before this request is answered first. The NAK
+			 * waits until its responses are built (fnak); nothing
+			 * after this PSN runs or is taken meanwhile.
+			 */
+			if (syn != MRC_SYN_RNR && resp_rsp_before(r, p->psn)) {
+				if (!r->fnak || mrc_seq_lt(p->psn, r->fnak_psn)) {
+					r->fnak_psn = p->psn;
+					r->fnak_syn = syn;
+				}
+				r->fnak = 1;
+				mrc_rspq_drop_from(&r->rspq, r->fnak_psn);
+				ret |= MRC_RESP_TX;
+				/* in place of the NAK, at once: what is here */
+				mrc_resp_send_ack(r, e, MRC_SYN_ACK, 0);
+				next = MRC_RESP_DONE;
+				break;
+			}
 			resp_nak(r, e, p, syn);
 			/*
 			 * As IB RC: every error but RNR ends the QP, at once --
@@ -1492,6 +1541,14 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 		}
 		st = resp_go(e, st, next);
 	}
+	/*
+	 * A failed request whose READs/atomics before it went another way
+	 * (voided by an RNR refusal): nothing to wait for any more.
+	 */
+	if (r->fnak && !resp_rsp_before(r, r->fnak_psn) && mrc_resp_ready(r)) {
+		r->fnak = 0;
+		resp_late_fail(r, e, r->fnak_syn, r->fnak_psn);
+	}
 	return ret;
 }
 
@@ -1520,6 +1577,7 @@ static void resp_clear(struct mrc_resp *r, const struct mrc_env *e)
 	r->nak_syn = 0;
 	r->inv_nak = 0;
 	r->inv_nak_psn = 0;
+	r->fnak = 0;
 	r->ack_by_rsp = 0;
 	r->epoch = 0;
 	r->epoch_seen = 1;

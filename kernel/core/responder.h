@@ -141,6 +141,17 @@ struct mrc_resp {
 	u8 inv_nak;
 	u32 inv_nak_psn;
 	/*
+	 * A request failed (REM_ACCESS, INV_REQ, REM_OP) while a READ/atomic
+	 * accepted before it still had responses to send: IB executes in
+	 * PSN order, so those go first. The earliest such PSN, fnak_psn,
+	 * and its syndrome are NAKed -- and the QP fails -- once no
+	 * READ/atomic before it is queued (mrc_resp_rsp_abort(), after a
+	 * requester pass); until then no request at or after it is taken.
+	 */
+	u8 fnak;
+	u8 fnak_syn;
+	u32 fnak_psn;
+	/*
 	 * An ACK is owed that the response to the READ/atomic just queued
 	 * will carry, in the requester pass that follows (MRC_RESP_TX): no
 	 * delayed-ACK timer yet, mrc_resp_ack_settle() arms it if the pass

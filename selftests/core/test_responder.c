@@ -772,12 +772,75 @@ MRC_TEST(resp_zero_length_no_rkey_check)
 	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
 	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &mk_e, mrc_rspq_head(&r->rspq)), 0);
 	MRC_EXPECT_EQ(mk.mr_refs, 0);
+	mrc_rspq_pop(&r->rspq);		/* its response was built */
 	/* a zero-length WRITE still needs the QP's REMOTE_WRITE right */
 	r->cfg.qp_access = MRC_ACC_REMOTE_READ;
 	rt_write(&p, 3, 0, 0, 0, 0, MRC_F_FIRST | MRC_F_LAST);
 	mrc_resp_rx(r, &mk_e, &p, NULL, false);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_ACCESS);
 	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+}
+
+/*
+ * IB executes a QP's requests in PSN order: a request that fails after a
+ * READ was accepted is NAKed -- and the QP fails -- only once the READ's
+ * responses are built, so they leave before the NAK (conformance.c
+ * fatal_order); meanwhile no request at or after the failed one is
+ * taken. The earlier of two failures is the one NAKed.
+ */
+MRC_TEST(resp_fatal_nak_after_queued_read)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 nemit;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_REQ;
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	p.psn = 0;
+	p.read.va = MK_VA;
+	p.read.rkey = MK_RKEY;
+	p.read.len = 4096;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_ASSERT_TRUE(mrc_rspq_len(&r->rspq) == 1);
+	/* PSN 2: a WRITE with a bad rkey, behind the READ */
+	rt_write(&p, 2, MK_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	p.write.rkey = MK_RKEY ^ 0x100;
+	nemit = mk.nemit;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_TRUE(r->fnak && r->fnak_psn == 2);
+	MRC_EXPECT_TRUE(mk.nemit == nemit ||
+			rt_last_ack()->ack.syndrome == MRC_SYN_ACK);
+	/* PSN 1: an INV_REQ (unknown opcode) before it: the one NAKed */
+	memset(&p, 0, sizeof(p));
+	p.opcode = 0x7e;
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	p.psn = 1;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_TRUE(r->fnak && r->fnak_psn == 1);
+	/* PSN 3, a good WRITE after it: not taken */
+	rt_write(&p, 3, MK_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(r->rx.cum, 1);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* a pass that builds no response: still waiting */
+	mrc_resp_rsp_abort(r, &mk_e);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* the READ's responses built: the NAK, then the QP fails */
+	MRC_ASSERT_TRUE(mrc_resp_rsp_ready(r));
+	MRC_EXPECT_EQ(mrc_resp_rsp_exec(r, &mk_e, mrc_rspq_head(&r->rspq)), 0);
+	mrc_rspq_pop(&r->rspq);
+	mrc_resp_rsp_abort(r, &mk_e);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 1);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_TRUE(!r->fnak);
 }
 
 MRC_TEST(resp_completion_order)
@@ -1669,6 +1732,25 @@ static void rt_rd_atomic(struct mrc_pkt *p, u32 psn, u8 opcode)
 }
 
 /*
+ * The requester passes that build the queued READ/atomic responses, in
+ * order, then what follows them (mrc_resp_rsp_abort: a failed request
+ * waiting for them is NAKed). Returns how many were answered.
+ */
+static u32 rt_answer_all(struct mrc_resp *r)
+{
+	u32 n = 0;
+
+	while (mrc_resp_rsp_ready(r)) {
+		if (mrc_resp_rsp_exec(r, &mk_e, mrc_rspq_head(&r->rspq)))
+			break;
+		mrc_rspq_pop(&r->rspq);
+		n++;
+	}
+	mrc_resp_rsp_abort(r, &mk_e);
+	return n;
+}
+
+/*
  * Issue 10, 1f. IB (and protocol.rst "Responder rules"): a responder
  * queues at most its QP's max_dest_rd_atomic READ/atomic requests; one
  * more -- not a duplicate -- is an invalid request: NAK INV_REQ for its
@@ -1681,7 +1763,7 @@ static void rt_rd_atomic(struct mrc_pkt *p, u32 psn, u8 opcode)
 MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 {
 	/* protocol.rst BTH, ACKH and path record, field by field */
-	static const u8 want[24 + 56 + 8] = {
+	static const u8 want[24 + 56] = {
 		/* BTH: version 3, ACK, flags 0, epoch 0, path 1 */
 		3, MRC_OP_ACK, 0, 1,
 		0, 0, 0, 7,		/* dst_qpn */
@@ -1698,12 +1780,14 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 		0, 0,			/* fair_share */
 		1, 0,			/* rwnd: 256, nothing beyond cum */
 		MRC_SYN_INV_REQ, 1,	/* syndrome 2, ts_path */
-		1, 12,			/* npaths, rnr_timer (v3: every ACK) */
+		/*
+		 * npaths 0: the path record went with the ACK sent when
+		 * the 17th arrived; the NAK follows the 16 responses
+		 */
+		0, 12,			/* npaths, rnr_timer (v3: every ACK) */
 		0, 0,			/* dsack_off */
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,	/* sack */
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-		/* path 1: flags 0, ce_count 0, max_ppsn 116 */
-		1, 0, 0, 0, 0, 0, 0, 116,
 	};
 	/* static: KUnit's 2048-byte frame limit */
 	static u8 mem[MK_MEM];
@@ -1734,18 +1818,30 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 	MRC_EXPECT_EQ(mk.nerr, 0);
 	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 16);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_ACK);
-	/* the 17th, a READ */
+	/*
+	 * the 17th, a READ: refused, not queued; NAKed in PSN order, after
+	 * the 16 accepted before it are answered (the 8 atomics run once)
+	 */
 	n0 = mk.nemit;
 	rt_rd_atomic(&p, 16, MRC_OP_READ_REQ);
 	mrc_resp_rx(r, &mk_e, &p, NULL, false);
-	MRC_EXPECT_EQ(mk.nerr, 1);
-	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(mk.nerr, 0);
 	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 16);
 	MRC_EXPECT_EQ(mrc_rspq_head(&r->rspq)->req_psn, 0);
 	MRC_EXPECT_EQ(r->rx.cum, 16);
 	MRC_EXPECT_EQ(mrc_rx_check(&r->rx, 16), MRC_RX_NEW);
 	MRC_EXPECT_EQ(mk.atomics, 0);
 	MRC_EXPECT_MEMEQ(mk.mem, mem, MK_MEM);
+	/* at most an ACK of what is here (cum 16), no NAK yet */
+	MRC_EXPECT_TRUE(mk.nemit == n0 ||
+			(mk.nemit == n0 + 1 &&
+			 rt_last_ack()->ack.syndrome == MRC_SYN_ACK &&
+			 rt_last_ack()->ack.cum_psn == 16));
+	n0 = mk.nemit;
+	MRC_EXPECT_EQ(rt_answer_all(r), 16);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_EQ(mk.atomics, 8);
 	MRC_ASSERT_TRUE(mk.nemit == n0 + 1);
 	a = rt_last_ack();
 	MRC_ASSERT_TRUE(a != NULL);
@@ -1758,18 +1854,12 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 	MRC_EXPECT_TRUE(mrc_resp_renak(r, &mk_e, &p));
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 16);
-	/*
-	 * protocol.rst "Fatal NAK": a responder in ERR runs no queued
-	 * READ/atomic any more. The ERR transition's flush (kernel/resp.c
-	 * metaroce_tp_resp_flush) empties the queue: none of the 16 (8
-	 * FETCH_ADDs among them) is ever executed, memory stays as it was.
-	 */
+	/* the ERR transition's flush: nothing queued runs again */
 	mrc_resp_flush(r, &mk_e, 0);
 	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 0);
 	MRC_EXPECT_FALSE(mrc_resp_rsp_ready(r));
 	MRC_EXPECT_TRUE(mrc_rspq_head(&r->rspq) == NULL);
-	MRC_EXPECT_EQ(mk.atomics, 0);
-	MRC_EXPECT_MEMEQ(mk.mem, mem, MK_MEM);
+	MRC_EXPECT_EQ(mk.atomics, 8);
 	MRC_EXPECT_EQ(mk.nerr, 1);
 
 	/* the 17th an atomic: not executed, memory untouched */
@@ -1783,11 +1873,12 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 	MRC_EXPECT_EQ(mk.nerr, 0);
 	rt_rd_atomic(&p, 16, MRC_OP_CMP_SWAP);
 	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(rt_answer_all(r), 16);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 16);
 	MRC_EXPECT_EQ(mk.nerr, 1);
 	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
-	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 16);
 	MRC_EXPECT_EQ(mk.atomics, 0);
 	MRC_EXPECT_MEMEQ(mk.mem, mem, MK_MEM);
 
@@ -1808,6 +1899,8 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 	MRC_EXPECT_EQ(mrc_rspq_len(&r->rspq), 16);
 	rt_rd_atomic(&p, 17, MRC_OP_READ_REQ);
 	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(rt_answer_all(r), 16);
 	MRC_EXPECT_EQ(mk.nerr, 1);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 17);
@@ -1820,6 +1913,8 @@ MRC_TEST(resp_rd_atomic_beyond_max_dest_rd_atomic)
 	MRC_EXPECT_EQ(mk.nerr, 0);
 	rt_rd_atomic(&p, 1, MRC_OP_FETCH_ADD);
 	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(rt_answer_all(r), 1);
 	MRC_EXPECT_EQ(mk.nerr, 1);
 	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
 	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
@@ -2178,6 +2273,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_atomic_once),
 	  MRC_CASE(resp_access_errors),
 	  MRC_CASE(resp_zero_length_no_rkey_check),
+	  MRC_CASE(resp_fatal_nak_after_queued_read),
 	  MRC_CASE(resp_completion_order),
 	  MRC_CASE(resp_send_inv_and_imm),
 	  MRC_CASE(resp_no_success_after_error_completion),

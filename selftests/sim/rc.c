@@ -941,6 +941,16 @@ static int rsp_next(struct ep *e, struct mrc_pkt *p, u8 *payload)
 
 	if (!mrc_resp_ready(c->r))
 		return 0;
+	/*
+	 * As tx.c after a pass: a failed request waiting for the responses
+	 * before it, all built by the calls before this one, is NAKed now.
+	 */
+	if (c->r->fnak) {
+		mrc_resp_rsp_abort(c->r, &c->env);
+		rc_after_engine(c);
+		if (!mrc_resp_ready(c->r))
+			return 0;
+	}
 	q = mrc_rspq_head(&c->r->rspq);
 	if (!q)
 		return 0;

@@ -14,7 +14,8 @@
 # WQE reached event of a QP of an SRQ entering ERR (srq_last_wqe; rdma_rxe
 # of Linux 6.1 never raises it: its reference checks fail), the SRQ's PD
 # for its receive WQEs (srq_pd; rdma_rxe checks them against the QP's PD:
-# its reference checks fail).
+# its reference checks fail), and a READ/atomic accepted before a request
+# the responder fails completing successfully (fatal_order).
 #
 #   n1: mrc0 on eth0 (metaroce.ko)    n2: rxe0 on eth0 (stock rdma_rxe,
 #       conformance mrc0                  conformance -R rxe0: reference)
@@ -42,9 +43,9 @@ gcc -Wall -Wextra -Wno-missing-field-initializers -O2 -o "$BIN" \
 	"$ROOT/selftests/verbs/conformance.c" -libverbs ||
 	lab_fatal "cannot build conformance.c"
 # The sections metaroce implements so far (all: CONF_SECTIONS=all).
-SEC=(-s "${CONF_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,mw,errors,zerolen,sqd,rnr_resp,srq_last_wqe}")
+SEC=(-s "${CONF_SECTIONS:-mw_bind_mr,cq_ex,qp_ex,mw,errors,zerolen,sqd,rnr_resp,srq_last_wqe,srq_pd,fatal_order}")
 [ "$CONF_SECTIONS" = all ] && SEC=()
-RXE_DEF=mw_bind_mr,cq_ex,qp_ex,errors,zerolen,rnr_resp,srq_last_wqe,sqd
+RXE_DEF=mw_bind_mr,cq_ex,qp_ex,errors,zerolen,rnr_resp,srq_last_wqe,srq_pd,fatal_order,sqd
 [[ "${LAB_KVER:-}" == *-debug ]] && RXE_DEF=${RXE_DEF%,sqd}
 RXE_SEC=(-s "${CONF_RXE_SECTIONS:-$RXE_DEF}")
 

@@ -796,13 +796,7 @@ MRC_TEST(resp_fatal_nak_after_queued_read)
 
 	MRC_ALLOC(r);
 	rt_setup(r, 0);
-	memset(&p, 0, sizeof(p));
-	p.opcode = MRC_OP_READ_REQ;
-	p.flags = MRC_F_FIRST | MRC_F_LAST;
-	p.psn = 0;
-	p.read.va = MK_VA;
-	p.read.rkey = MK_RKEY;
-	p.read.len = 4096;
+	rt_rd_atomic(&p, 0, MRC_OP_READ_REQ);
 	mrc_resp_rx(r, &mk_e, &p, NULL, false);
 	MRC_ASSERT_TRUE(mrc_rspq_len(&r->rspq) == 1);
 	/* PSN 2: a WRITE with a bad rkey, behind the READ */

@@ -1642,6 +1642,35 @@ out:
 /* ------------------------------------- SRQ: the SRQ's PD */
 
 /*
+ * One SRQ receive (@sge, @wr_id) and one SEND of @len bytes of seed @seed
+ * from @qa into it; @rs, @ss: the receive's and the SEND's status (-2:
+ * no completion). 0, or -1 if posting failed.
+ */
+static int srq_pd_send(struct ibv_srq *srq, struct ibv_qp *qa,
+		       struct ibv_cq *cq, struct ibv_sge *sge, uint64_t wr_id,
+		       uint8_t *sbuf, uint32_t slkey, uint32_t len,
+		       uint32_t seed, int *rs, int *ss)
+{
+	struct ibv_recv_wr rw = { .wr_id = wr_id, .sg_list = sge,
+				  .num_sge = 1 }, *bad;
+	struct ibv_wc wc[2];
+	int i, n;
+
+	*rs = *ss = -2;
+	fill(sbuf, len, seed);
+	if (ibv_post_srq_recv(srq, &rw, &bad) ||
+	    post_send1(qa, IBV_WR_SEND, sbuf, len, slkey, 0, 0))
+		return -1;
+	n = sqd_poll(cq, wc, 2, 10);
+	for (i = 0; i < n; i++)
+		if (wc[i].opcode == IBV_WC_RECV)
+			*rs = wc[i].status;
+		else
+			*ss = wc[i].status;
+	return 0;
+}
+
+/*
  * A receive WQE of an SRQ names memory of the SRQ's protection domain
  * (ibv_create_srq(pd)), whichever PD the QP that consumes it belongs to:
  * an SRQ can serve QPs of several PDs, and its WQEs are checked against
@@ -1657,12 +1686,10 @@ static void test_srq_pd(struct ibv_pd *pd)
 	struct ibv_qp *qa = NULL, *qb = NULL, *qc = NULL, *qd = NULL;
 	struct ibv_mr *mr1 = NULL, *mr2 = NULL, *smr = NULL;
 	struct ibv_srq *srq = NULL;
-	struct ibv_recv_wr rw, *bad;
 	struct ibv_pd *pd2;
 	struct ibv_sge sge;
 	struct ibv_cq *cq;
-	struct ibv_wc wc[2];
-	int i, n, rs = -2, ss = -2;
+	int i, rs = -2, ss = -2;
 
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	pd2 = ibv_alloc_pd(ctx);
@@ -1679,17 +1706,9 @@ static void test_srq_pd(struct ibv_pd *pd)
 
 	memset(buf, 0xee, 8192);
 	sge = (struct ibv_sge){ (uintptr_t)buf + 4096, 4096, mr2->lkey };
-	rw = (struct ibv_recv_wr){ .wr_id = 0xa2, .sg_list = &sge, .num_sge = 1 };
-	fill(sbuf, 3000, 93);
-	if (ibv_post_srq_recv(srq, &rw, &bad) ||
-	    post_send1(qa, IBV_WR_SEND, sbuf, 3000, smr->lkey, 0, 0))
+	if (srq_pd_send(srq, qa, cq, &sge, 0xa2, sbuf, smr->lkey, 3000, 93,
+			&rs, &ss))
 		goto setup;
-	n = sqd_poll(cq, wc, 2, 10);
-	for (i = 0; i < n; i++)
-		if (wc[i].opcode == IBV_WC_RECV)
-			rs = wc[i].status;
-		else
-			ss = wc[i].status;
 	CHECK(rs == IBV_WC_SUCCESS && ss == IBV_WC_SUCCESS &&
 	      bad_byte(buf + 4096, 3000, 93) < 0,
 	      "srq_pd: a SEND lands in an SRQ WQE naming an MR of the SRQ's PD, "
@@ -1701,18 +1720,9 @@ static void test_srq_pd(struct ibv_pd *pd)
 	if (!qc || !qd || connect_pair(qc, qd))
 		goto setup;
 	sge = (struct ibv_sge){ (uintptr_t)buf, 4096, mr1->lkey };
-	rw.wr_id = 0xa1;
-	fill(sbuf, 2000, 94);
-	rs = ss = -2;
-	if (ibv_post_srq_recv(srq, &rw, &bad) ||
-	    post_send1(qc, IBV_WR_SEND, sbuf, 2000, smr->lkey, 0, 0))
+	if (srq_pd_send(srq, qc, cq, &sge, 0xa1, sbuf, smr->lkey, 2000, 94,
+			&rs, &ss))
 		goto setup;
-	n = sqd_poll(cq, wc, 2, 10);
-	for (i = 0; i < n; i++)
-		if (wc[i].opcode == IBV_WC_RECV)
-			rs = wc[i].status;
-		else
-			ss = wc[i].status;
 	for (i = 0; i < 4096 && buf[i] == 0xee; i++)
 		;
 	CHECK(rs == IBV_WC_LOC_PROT_ERR && ss != IBV_WC_SUCCESS && i == 4096,

@@ -17,7 +17,8 @@
 # ibv_rc_pingpong between the two VLAN GIDs (every byte checked, -c), and
 # rping over rdma_cm to the VLAN address (the CM's MADs on QP1 tagged too,
 # data validated, -V); each must carry its traffic over eth0.100 (its
-# packet counters move by at least the messages exchanged).
+# packet counters move by at least the messages exchanged). Then n1 to
+# itself over its VLAN GID (loopback: the datagrams come in on lo).
 # shellcheck source=scripts/lab/lab.sh
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
@@ -71,6 +72,20 @@ pingpong() {
 	[ "${PIPESTATUS[0]}" = 0 ]
 }
 
+# loopback: n1 to itself over its VLAN GID (the datagrams come in on lo;
+# the device is the one of the netdev under the VLAN owning the address)
+pingpong_lo() {
+	local g
+	g=$(gidv n1) || return 1
+	LAB_CMD_TIMEOUT=120 lab_bg n1 pl ibv_rc_pingpong -d mrc0 -g "$g" -n 200 -s 4096 -c -p 18600
+	lab_wait_for n1 'ss -ltn | grep -q :18600' 30 || { lab_wait pl; return 1; }
+	LAB_CMD_TIMEOUT=120 n1 "ibv_rc_pingpong -d mrc0 -g $g -n 200 -s 4096 -c -p 18600 198.51.100.1" |
+		tail -2
+	[ "${PIPESTATUS[0]}" = 0 ] || { n1 'pkill ibv_rc_pingpong'; lab_wait pl; return 1; }
+	lab_wait pl | tail -2
+	[ "${PIPESTATUS[0]}" = 0 ]
+}
+
 rping_vlan() {
 	LAB_CMD_TIMEOUT=120 lab_bg n2 rs "rping -s -V -C 50 -a 198.51.100.2"
 	lab_wait_for n2 "rdma res show cm_id | grep -q 'LISTEN.*:7174 '" 30 ||
@@ -92,6 +107,8 @@ check "ibv_rc_pingpong x200 4 KiB between the VLAN GIDs, bytes checked, over eth
 	over 400 pingpong
 check "rping x50 over rdma_cm to the VLAN address, data validated, over eth0.100" \
 	over 100 rping_vlan
+check "ibv_rc_pingpong x200 4 KiB, n1 to itself over its VLAN GID (loopback), bytes checked" \
+	pingpong_lo
 check "n1, n2: eth0.100 removed (its GIDs go)" \
 	eval 'n1 "ip link del eth0.100" && n2 "ip link del eth0.100"'
 lab_summary

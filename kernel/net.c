@@ -54,7 +54,7 @@ static int metaroce_encap_recv(struct sock *sk, struct sk_buff *skb)
 }
 
 /*
- * The metaroce device of @ndev: the one bound to it, or else to the
+ * The metaroce device of @ndev: the one bound to it, or else to the real
  * device under a VLAN stacked on it. ib_core puts the addresses of the
  * VLANs on top of the bound netdev into the GID table, so their packets
  * arrive on the VLAN device (rdma_rxe takes them as its own too). Called
@@ -65,13 +65,13 @@ static struct metaroce_dev *metaroce_dev_of(struct net_device *ndev)
 {
 	struct metaroce_dev *mdev;
 
-	for (; ndev; ndev = is_vlan_dev(ndev) ?
-			    vlan_dev_priv(ndev)->real_dev : NULL) {
-		mdev = metaroce_get_dev_by_netdev(ndev);
-		if (mdev)
-			return mdev;
-	}
-	return NULL;
+	if (!ndev)
+		return NULL;
+	mdev = metaroce_get_dev_by_netdev(ndev);
+	/* never true without CONFIG_VLAN_8021Q (the helper is a stub then) */
+	if (!mdev && is_vlan_dev(ndev))
+		mdev = metaroce_get_dev_by_netdev(vlan_dev_real_dev(ndev));
+	return mdev;
 }
 
 /*

@@ -59,30 +59,20 @@ over() {
 	[ "$rc" = 0 ] && [ $((b - a)) -ge "$min" ]
 }
 
-pingpong() {
-	local g1 g2
-	g1=$(gidv n1) && g2=$(gidv n2) || return 1
-	echo "GID indexes: n1 $g1, n2 $g2"
-	LAB_CMD_TIMEOUT=120 lab_bg n2 pp ibv_rc_pingpong -d mrc0 -g "$g2" -n 200 -s 4096 -c
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || { lab_wait pp; return 1; }
-	LAB_CMD_TIMEOUT=120 n1 "ibv_rc_pingpong -d mrc0 -g $g1 -n 200 -s 4096 -c 198.51.100.2" |
-		tail -3
-	[ "${PIPESTATUS[0]}" = 0 ] || { n2 'pkill ibv_rc_pingpong'; lab_wait pp; return 1; }
-	lab_wait pp | tail -3
-	[ "${PIPESTATUS[0]}" = 0 ]
-}
-
-# loopback: n1 to itself over its VLAN GID (the datagrams come in on lo;
+# pingpong NODE N: ibv_rc_pingpong x200 4 KiB (-c: bytes checked), its
+# server on NODE, n1 the client to 198.51.100.N, each on its VLAN GID
+# (to itself when NODE is n1: loopback, the datagrams come in on lo, and
 # the device is the one of the netdev under the VLAN owning the address)
-pingpong_lo() {
-	local g
-	g=$(gidv n1) || return 1
-	LAB_CMD_TIMEOUT=120 lab_bg n1 pl ibv_rc_pingpong -d mrc0 -g "$g" -n 200 -s 4096 -c -p 18600
-	lab_wait_for n1 'ss -ltn | grep -q :18600' 30 || { lab_wait pl; return 1; }
-	LAB_CMD_TIMEOUT=120 n1 "ibv_rc_pingpong -d mrc0 -g $g -n 200 -s 4096 -c -p 18600 198.51.100.1" |
-		tail -2
-	[ "${PIPESTATUS[0]}" = 0 ] || { n1 'pkill ibv_rc_pingpong'; lab_wait pl; return 1; }
-	lab_wait pl | tail -2
+pingpong() {
+	local node=$1 g1 g2 port=$((18500 + $2))
+	g1=$(gidv n1) && g2=$(gidv "$node") || return 1
+	echo "GID indexes: n1 $g1, $node $g2"
+	LAB_CMD_TIMEOUT=120 lab_bg "$node" pp ibv_rc_pingpong -d mrc0 -g "$g2" -n 200 -s 4096 -c -p $port
+	lab_wait_for "$node" "ss -ltn | grep -q :$port" 30 || { lab_wait pp; return 1; }
+	LAB_CMD_TIMEOUT=120 n1 "ibv_rc_pingpong -d mrc0 -g $g1 -n 200 -s 4096 -c -p $port 198.51.100.$2" |
+		tail -3
+	[ "${PIPESTATUS[0]}" = 0 ] || { lab_run "$node" 'pkill ibv_rc_pingpong'; lab_wait pp; return 1; }
+	lab_wait pp | tail -3
 	[ "${PIPESTATUS[0]}" = 0 ]
 }
 
@@ -104,11 +94,11 @@ check "n1: eth0.100 198.51.100.1/24" vlan_up n1 1
 check "n2: eth0.100 198.51.100.2/24" vlan_up n2 2
 check "n1, n2: the VLAN addresses are GIDs of mrc0" gids_up
 check "ibv_rc_pingpong x200 4 KiB between the VLAN GIDs, bytes checked, over eth0.100" \
-	over 400 pingpong
+	over 400 pingpong n2 2
 check "rping x50 over rdma_cm to the VLAN address, data validated, over eth0.100" \
 	over 100 rping_vlan
 check "ibv_rc_pingpong x200 4 KiB, n1 to itself over its VLAN GID (loopback), bytes checked" \
-	pingpong_lo
+	pingpong n1 1
 check "n1, n2: eth0.100 removed (its GIDs go)" \
 	eval 'n1 "ip link del eth0.100" && n2 "ip link del eth0.100"'
 lab_summary

@@ -837,6 +837,37 @@ MRC_TEST(resp_fatal_nak_after_queued_read)
 	MRC_EXPECT_TRUE(!r->fnak);
 }
 
+/*
+ * A SEND longer than its receive fails after its first packet was
+ * committed: it is NAKed at once even behind a queued READ, never covered
+ * by an ACK first -- an ACK sent while the NAK waited would tell the
+ * requester the failed message arrived (the READ's responses are dropped:
+ * protocol.rst "Fatal NAK").
+ */
+MRC_TEST(resp_fatal_nak_committed_not_deferred)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 i;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(0x77, 64);
+	rt_rd_atomic(&p, 0, MRC_OP_READ_REQ);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	rt_fill(rt_pay[0], 100, 1);
+	rt_send(&p, 1, 0, 100, 0, 100, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_FALSE(r->fnak);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_INV_REQ);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 1);
+	for (i = 0; i < mk.nemit; i++)
+		MRC_EXPECT_TRUE(mk.emit[i].ack.syndrome != MRC_SYN_ACK ||
+				mrc_seq_leq(mk.emit[i].ack.cum_psn, 1));
+}
+
 MRC_TEST(resp_completion_order)
 {
 	struct mrc_resp *r;
@@ -2268,6 +2299,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_access_errors),
 	  MRC_CASE(resp_zero_length_no_rkey_check),
 	  MRC_CASE(resp_fatal_nak_after_queued_read),
+	  MRC_CASE(resp_fatal_nak_committed_not_deferred),
 	  MRC_CASE(resp_completion_order),
 	  MRC_CASE(resp_send_inv_and_imm),
 	  MRC_CASE(resp_no_success_after_error_completion),

@@ -1490,9 +1490,13 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			 * As IB RC, in PSN order: a READ/atomic accepted
 			 * before this request is answered first. The NAK
 			 * waits until its responses are built (fnak); nothing
-			 * after this PSN runs or is taken meanwhile.
+			 * after this PSN runs or is taken meanwhile. Not for
+			 * a packet committed before it failed (a SEND longer
+			 * than its receive): an ACK sent while waiting would
+			 * cover it, and the requester complete it.
 			 */
-			if (syn != MRC_SYN_RNR && resp_rsp_before(r, p->psn)) {
+			if (syn != MRC_SYN_RNR && res != RESP_PLACED &&
+			    resp_rsp_before(r, p->psn)) {
 				if (!r->fnak || mrc_seq_lt(p->psn, r->fnak_psn)) {
 					r->fnak_psn = p->psn;
 					r->fnak_syn = syn;

@@ -80,7 +80,7 @@ MODULES=(
 	nvme_core nvme_fabrics nvme_rdma nvmet nvmet_rdma brd null_blk
 	t10_pi crc_t10dif crct10dif_generic crct10dif_pclmul crc64_rocksoft
 	crc64_rocksoft_generic
-	veth dummy bridge stp llc udp_tunnel ip6_udp_tunnel libcrc32c crc32c_generic
+	veth dummy bridge stp llc 8021q udp_tunnel ip6_udp_tunnel libcrc32c crc32c_generic
 	crc32c_intel crc32_pclmul configfs loop tun overlay
 	sch_netem sch_htb sch_fq sch_ingress sch_prio sch_tbf
 	cls_u32 cls_matchall cls_bpf cls_flower act_gact act_mirred act_bpf

@@ -4,7 +4,9 @@
  * it: fast-register MRs (IB_WR_REG_MR, IB_WR_LOCAL_INV) and RDMA
  * WRITE/READ through their rkeys, between two RC QPs of the device
  * connected to each other (loopback through its IPv4-mapped GID).
- * User space cannot post REG_MR, so only a module can check it.
+ * User space cannot post REG_MR, so only a module can check it. Then a UD
+ * AH destroyed in atomic context while sends posted with it are still
+ * leaving (user space destroys AHs only where it may sleep).
  *
  *   insmod mrc_kverbs.ko [dev=mrc0] [timeout_ms=5000]
  *
@@ -584,6 +586,230 @@ static void kv_destroy_unpolled(struct kv *kv, u32 rkey)
 	ib_free_cq(cq2);
 }
 
+/* ------------------------------------------- UD: AH destroyed atomically */
+
+#define KV_UD_N		8	/* datagrams of one post (one transmit batch) */
+#define KV_UD_LEN	512
+#define KV_UD_QKEY	0x11220033
+#define KV_GRH		40
+
+struct kv_ud {
+	struct ib_ah *ah;		/* the comp handler destroys it */
+	bool posting;			/* ib_post_send() has not returned */
+	bool in_post;			/* ... when the handler destroyed it */
+	bool in_softirq;		/* the handler ran in a softirq */
+	struct ib_recv_wr rwr[KV_UD_N];
+	struct ib_ud_wr swr[KV_UD_N];
+	struct ib_sge rsge[KV_UD_N], ssge[KV_UD_N];
+};
+
+/*
+ * Receive completion handler: the first datagram's destroys the AH its
+ * sends were posted with, as the CM does, without sleeping
+ * (rdma_destroy_ah(ah, 0)). Loopback delivery runs in the softirq that
+ * the sender's own transmit raised, on its stack, while the rest of the
+ * post is still on its way out.
+ */
+static void kv_ud_comp(struct ib_cq *cq, void *ctx)
+{
+	struct kv_ud *u = ctx;
+
+	if (!u->ah)
+		return;
+	u->in_post = READ_ONCE(u->posting);
+	u->in_softirq = in_serving_softirq();
+	rdma_destroy_ah(u->ah, 0);
+	u->ah = NULL;
+}
+
+static int kv_ud_modify(struct ib_qp *qp)
+{
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qkey = KV_UD_QKEY,
+	};
+	int err;
+
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (err)
+		return err;
+	a.qp_state = IB_QPS_RTR;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE);
+	if (err)
+		return err;
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = 0x123;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+/*
+ * 6. An AH destroyed in atomic context while datagrams sent with it are
+ * still on their way out. A UD QP sends KV_UD_N datagrams to itself in
+ * one post; the receive completion handler destroys the AH at the first
+ * one, in the softirq that interrupted the sender. destroy_ah can neither
+ * sleep nor wait there for the packets still queued (the context that
+ * would send them is the one it interrupted); they must still leave, each
+ * arrives (payload and GRH checked) and each send completes.
+ */
+static void kv_ud_ah_destroy(struct kv *kv)
+{
+	struct ib_cq *scq = NULL, *rcq = NULL;
+	struct ib_qp *qp = NULL;
+	struct ib_cq_init_attr cqa = { .cqe = 2 * KV_UD_N };
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_UD,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = {
+			.max_send_wr = KV_UD_N,
+			.max_recv_wr = KV_UD_N,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+	struct rdma_ah_attr aa = {};
+	unsigned long deadline, seen = 0;
+	int i, err, sent = 0, rcvd = 0, bad = 0, other = 0;
+	struct kv_ud *u;
+	u8 *rb, *sb;
+	struct ib_wc wc;
+
+	/* sbuf: KV_UD_N sources; rbuf: KV_UD_N receive buffers (GRH + data) */
+	BUILD_BUG_ON(KV_UD_N * (KV_GRH + KV_UD_LEN) > KV_LEN);
+	BUILD_BUG_ON(KV_UD_N > BITS_PER_LONG);
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u) {
+		kv_check(kv, false, "UD: memory for the test");
+		return;
+	}
+	sb = kv->sbuf;
+	rb = kv->rbuf;
+	kv_fill(kv->sbuf, 40);
+	memset(kv->rbuf, 0, KV_LEN);
+
+	scq = ib_alloc_cq(kv->ibdev, NULL, 2 * KV_UD_N, 0, IB_POLL_DIRECT);
+	if (IS_ERR(scq)) {
+		err = PTR_ERR(scq);
+		scq = NULL;
+		goto out;
+	}
+	rcq = ib_create_cq(kv->ibdev, kv_ud_comp, NULL, u, &cqa);
+	if (IS_ERR(rcq)) {
+		err = PTR_ERR(rcq);
+		rcq = NULL;
+		goto out;
+	}
+	init.send_cq = scq;
+	init.recv_cq = rcq;
+	qp = ib_create_qp(kv->pd, &init);
+	if (IS_ERR(qp)) {
+		err = PTR_ERR(qp);
+		qp = NULL;
+		goto out;
+	}
+	err = kv_ud_modify(qp);
+	if (err)
+		goto out;
+
+	aa.type = rdma_ah_find_type(kv->ibdev, 1);
+	rdma_ah_set_port_num(&aa, 1);
+	rdma_ah_set_grh(&aa, &kv->gid, 0, kv->gid_index, 64, 0);
+	u->ah = rdma_create_ah(kv->pd, &aa, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(u->ah)) {
+		err = PTR_ERR(u->ah);
+		u->ah = NULL;
+		goto out;
+	}
+
+	for (i = 0; i < KV_UD_N; i++) {
+		u->rsge[i] = (struct ib_sge){
+			.addr = kv->rdma + i * (KV_GRH + KV_UD_LEN),
+			.length = KV_GRH + KV_UD_LEN,
+			.lkey = kv->pd->local_dma_lkey,
+		};
+		u->rwr[i] = (struct ib_recv_wr){
+			.wr_id = 0x200 + i,
+			.sg_list = &u->rsge[i],
+			.num_sge = 1,
+			.next = i + 1 < KV_UD_N ? &u->rwr[i + 1] : NULL,
+		};
+		u->ssge[i] = (struct ib_sge){
+			.addr = kv->sdma + i * KV_UD_LEN,
+			.length = KV_UD_LEN,
+			.lkey = kv->pd->local_dma_lkey,
+		};
+		u->swr[i] = (struct ib_ud_wr){
+			.wr.wr_id = 0x300 + i,
+			.wr.opcode = IB_WR_SEND,
+			.wr.sg_list = &u->ssge[i],
+			.wr.num_sge = 1,
+			.wr.send_flags = IB_SEND_SIGNALED,
+			.wr.next = i + 1 < KV_UD_N ? &u->swr[i + 1].wr : NULL,
+			.ah = u->ah,
+			.remote_qpn = qp->qp_num,
+			.remote_qkey = KV_UD_QKEY,
+		};
+	}
+	err = ib_post_recv(qp, u->rwr, NULL) ?:
+	      ib_req_notify_cq(rcq, IB_CQ_NEXT_COMP);
+	if (err)
+		goto out;
+	WRITE_ONCE(u->posting, true);
+	err = ib_post_send(qp, &u->swr[0].wr, NULL);
+	WRITE_ONCE(u->posting, false);
+	if (err)
+		goto out;
+
+	deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	while ((sent < KV_UD_N || rcvd < KV_UD_N) &&
+	       !time_after(jiffies, deadline)) {
+		if (ib_poll_cq(scq, 1, &wc) > 0) {
+			if (wc.status == IB_WC_SUCCESS && wc.qp == qp &&
+			    wc.wr_id == 0x300 + sent)
+				sent++;
+			else
+				other++;
+			continue;
+		}
+		if (ib_poll_cq(rcq, 1, &wc) > 0) {
+			i = wc.wr_id - 0x200;
+			if (wc.status == IB_WC_SUCCESS && wc.qp == qp &&
+			    i >= 0 && i < KV_UD_N && !(seen & BIT(i)) &&
+			    wc.byte_len == KV_GRH + KV_UD_LEN &&
+			    wc.src_qp == qp->qp_num &&
+			    !memcmp(rb + i * (KV_GRH + KV_UD_LEN) + KV_GRH,
+				    sb + i * KV_UD_LEN, KV_UD_LEN)) {
+				seen |= BIT(i);
+				rcvd++;
+			} else {
+				bad++;
+			}
+			continue;
+		}
+		usleep_range(1000, 2000);
+	}
+out:
+	kv_check(kv, !err && !u->ah && u->in_post && u->in_softirq,
+		 "UD: the receive handler destroyed the AH (rdma_destroy_ah(ah, 0)) in a softirq while the post of %d sends with it was still sending (%d; destroyed %s, in the post %s, in a softirq %s)",
+		 KV_UD_N, err, u->ah ? "no" : "yes", u->in_post ? "yes" : "no",
+		 u->in_softirq ? "yes" : "no");
+	kv_check(kv, !err && sent == KV_UD_N && rcvd == KV_UD_N && !bad &&
+		 !other,
+		 "UD: every datagram sent with the AH destroyed mid-post arrives, bytes checked, and every send completes (%d of %d sent, %d of %d received whole, %d bad, %d other)",
+		 sent, KV_UD_N, rcvd, KV_UD_N, bad, other);
+	if (qp)
+		ib_destroy_qp(qp);
+	if (u->ah)
+		rdma_destroy_ah(u->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	if (rcq)
+		ib_destroy_cq(rcq);
+	if (scq)
+		ib_free_cq(scq);
+	kfree(u);
+}
+
 /* ------------------------------------------------------------ checks */
 
 static void kv_checks(struct kv *kv)
@@ -644,6 +870,9 @@ static void kv_checks(struct kv *kv)
 	/* 5. A QP destroyed before its completions were polled. */
 	if (!kv->broken)
 		kv_destroy_unpolled(kv, k3);
+
+	/* 6. A UD AH destroyed in atomic context mid-send. */
+	kv_ud_ah_destroy(kv);
 }
 
 /* ---------------------------------------------------- setup/teardown */

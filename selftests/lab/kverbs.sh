@@ -8,8 +8,12 @@
 # (refused: IB_WC_LOC_QP_OP_ERR, as rdma_rxe; the old key keeps working),
 # LOCAL_INVs and re-registers it with a new key (the old key then fails
 # IB_WC_REM_ACCESS_ERR and changes no byte), every payload compared and
-# wc->qp of every completion checked. It runs its checks in module init
-# and logs one line each; each becomes a check here.
+# wc->qp of every completion checked. A UD QP then sends datagrams to
+# itself and its receive completion handler destroys their AH without
+# sleeping (rdma_destroy_ah(ah, 0), as the CM does) in the softirq that
+# interrupted the post: the sends still queued leave, every datagram
+# arrives. It runs its checks in module init and logs one line each;
+# each becomes a check here.
 #
 #   n1
 #   +---------------------------------------------------------+

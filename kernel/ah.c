@@ -6,7 +6,7 @@
  * AF_INET) plus the GRH fields the transport copies into its IP header.
  * AHs are numbered (mdev->ahs) so user UD WQEs can name them.
  */
-#include <linux/delay.h>
+#include <linux/slab.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
@@ -92,17 +92,19 @@ int metaroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
-	err = metaroce_av_from_attr(mdev, &ah->av, init->ah_attr);
+	ah->av = kmalloc(sizeof(*ah->av), gfp);
+	if (!ah->av)
+		return -ENOMEM;
+	refcount_set(&ah->av->ref, 1);
+	err = metaroce_av_from_attr(mdev, &ah->av->av, init->ah_attr);
 	if (err)
-		return err;
+		goto err_av;
 
 	if (atomic_inc_return(&mdev->num_ah) > METAROCE_MAX_AH) {
 		err = -ENOMEM;
 		goto err_count;
 	}
 
-	refcount_set(&ah->ref, 1);
-	init_completion(&ah->done);
 	/* Reserve the number; publish once the AH is complete. */
 	err = xa_alloc_cyclic_irq(&mdev->ahs, &ah->ah_num, NULL,
 				  XA_LIMIT(1, METAROCE_AH_NUM_MAX),
@@ -125,48 +127,55 @@ err_xa:
 	xa_erase_irq(&mdev->ahs, ah->ah_num);
 err_count:
 	atomic_dec(&mdev->num_ah);
+err_av:
+	kfree(ah->av);
+	ah->av = NULL;
 	return err;
 }
 
 int metaroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
-	metaroce_av_to_attr(&to_mah(ibah)->av, attr);
+	metaroce_av_to_attr(&to_mah(ibah)->av->av, attr);
 	return 0;
 }
 
+/*
+ * Never waits, so callable in any context (RDMA_DESTROY_AH_SLEEPABLE or
+ * not): once the number is unpublished no new packet takes the AV, and
+ * the packets built already hold their own reference to it.
+ */
 int metaroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct metaroce_dev *mdev = to_mdev(ibah->device);
 	struct metaroce_ah *ah = to_mah(ibah);
 
 	xa_erase_irq(&mdev->ahs, ah->ah_num);
-	if (flags & RDMA_DESTROY_AH_SLEEPABLE) {
-		metaroce_obj_drain(&ah->ref, &ah->done);
-	} else if (!refcount_dec_and_test(&ah->ref)) {
-		/* Atomic context: data-path references are short. */
-		while (!completion_done(&ah->done))
-			cpu_relax();
-	}
+	metaroce_ah_av_put(ah->av);
+	ah->av = NULL;
 	atomic_dec(&mdev->num_ah);
 	return 0;
 }
 
-struct metaroce_ah *metaroce_ah_get(struct metaroce_dev *mdev,
-				    struct ib_pd *pd, u32 ah_num)
+struct metaroce_ah_av *metaroce_ah_av_get(struct metaroce_dev *mdev,
+					  struct ib_pd *pd, u32 ah_num)
 {
+	struct metaroce_ah_av *av = NULL;
 	struct metaroce_ah *ah;
 	unsigned long flags;
 
+	/* under the lock that destroy_ah's erase takes: the AH is alive */
 	xa_lock_irqsave(&mdev->ahs, flags);
 	ah = xa_load(&mdev->ahs, ah_num);
-	if (ah && (ah->ibah.pd != pd || !refcount_inc_not_zero(&ah->ref)))
-		ah = NULL;
+	if (ah && ah->ibah.pd == pd) {
+		av = ah->av;
+		refcount_inc(&av->ref);
+	}
 	xa_unlock_irqrestore(&mdev->ahs, flags);
-	return ah;
+	return av;
 }
 
-void metaroce_ah_put(struct metaroce_ah *ah)
+void metaroce_ah_av_put(struct metaroce_ah_av *av)
 {
-	if (refcount_dec_and_test(&ah->ref))
-		complete(&ah->done);
+	if (refcount_dec_and_test(&av->ref))
+		kfree(av);
 }

@@ -232,7 +232,7 @@ struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 				    struct mrc_swqe *w)
 {
 	struct metaroce_tps *s = qp->tp.s;
-	struct metaroce_ah *ah;
+	struct metaroce_ah_av *av;
 	struct sk_buff *skb;
 	struct mrc_pkt p;
 	void *pl;
@@ -242,8 +242,8 @@ struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 		mrc_req_wqe_failed(&s->req, w, IB_WC_LOC_LEN_ERR);
 		return NULL;
 	}
-	ah = metaroce_ah_get(qp->mdev, qp->ibqp.pd, w->ah_num);
-	if (!ah) {
+	av = metaroce_ah_av_get(qp->mdev, qp->ibqp.pd, w->ah_num);
+	if (!av) {
 		mrc_req_wqe_failed(&s->req, w, IB_WC_LOC_QP_OP_ERR);
 		return NULL;
 	}
@@ -267,7 +267,7 @@ struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 	}
 	skb = metaroce_tp_build_begin(&p, &pl);
 	if (!skb) {
-		metaroce_ah_put(ah);
+		metaroce_ah_av_put(av);
 		return NULL;	/* dropped, as a datagram may be */
 	}
 	if (w->len && (w->send_flags & IB_SEND_INLINE))
@@ -278,7 +278,7 @@ struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 					METAROCE_FROM_MR);
 	if (err) {
 		kfree_skb(skb);
-		metaroce_ah_put(ah);
+		metaroce_ah_av_put(av);
 		mrc_req_wqe_failed(&s->req, w, IB_WC_LOC_PROT_ERR);
 		return NULL;
 	}
@@ -286,7 +286,7 @@ struct sk_buff *metaroce_tp_ud_send(struct metaroce_qp *qp,
 	tp_cb(skb)->sport = s->req.paths.n ? s->req.paths.p[p.path_id].sport :
 			    MRC_SPORT_MIN;
 	tp_cb(skb)->ect = 1;
-	tp_cb(skb)->ah = ah;
+	tp_cb(skb)->av = av;
 	s->tx_pkts++;
 	return skb;
 }

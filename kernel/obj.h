@@ -17,7 +17,7 @@
  *                      <- metaroce_mr_get/put/copy, metaroce_sgl_copy
  *                      <- metaroce_rq_pop (RQ or SRQ)
  *                      <- metaroce_cq_post
- *                      <- metaroce_ah_get/put
+ *                      <- metaroce_ah_av_get/put
  *
  * Locking: the rings' consumer side is single-threaded per queue (the
  * transport serialises a QP's requester and responder work); producers
@@ -329,13 +329,22 @@ struct metaroce_av {
 	union ib_gid dgid;		/* as given, for query and GRH */
 };
 
+/*
+ * An AH's AV as its packets see it, apart from the AH: each UD packet
+ * holds a reference from its build to its transmission, the AH one until
+ * destroy_ah. destroy_ah therefore never waits for a packet: it may be
+ * called where it cannot sleep, even from a softirq that interrupted the
+ * very context that is sending them (a ULP's completion handler).
+ */
+struct metaroce_ah_av {
+	refcount_t ref;
+	struct metaroce_av av;		/* never changes */
+};
+
 struct metaroce_ah {
 	struct ib_ah ibah;
-	struct metaroce_av av;
+	struct metaroce_ah_av *av;	/* referenced until destroy_ah */
 	u32 ah_num;			/* index in mdev->ahs, never 0 */
-	u32 remote_qpn_hint;
-	refcount_t ref;			/* lookups in flight + 1 */
-	struct completion done;		/* ref reached zero */
 };
 
 /* Fill @av from an rdma_ah_attr (GRH required). 0 or -EINVAL. */
@@ -345,13 +354,12 @@ void metaroce_av_to_attr(const struct metaroce_av *av,
 			 struct rdma_ah_attr *attr);
 
 /*
- * Referenced AH by number (UD WQEs) if it belongs to @pd, else NULL.
- * Hold the reference only briefly and never across a sleep: destroy_ah
- * may be called in atomic context and then busy-waits for it.
+ * The referenced AV of AH @ah_num (UD WQEs) if that AH exists and belongs
+ * to @pd, else NULL. The reference outlives the AH if need be.
  */
-struct metaroce_ah *metaroce_ah_get(struct metaroce_dev *mdev,
-				    struct ib_pd *pd, u32 ah_num);
-void metaroce_ah_put(struct metaroce_ah *ah);
+struct metaroce_ah_av *metaroce_ah_av_get(struct metaroce_dev *mdev,
+					  struct ib_pd *pd, u32 ah_num);
+void metaroce_ah_av_put(struct metaroce_ah_av *av);
 
 /* --------------------------------------------------------------- QPs */
 

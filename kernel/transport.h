@@ -28,7 +28,7 @@
 #include "metaroce.h"
 
 struct metaroce_qp;
-struct metaroce_ah;
+struct metaroce_ah_av;
 struct metaroce_tps;
 
 /*
@@ -253,7 +253,7 @@ struct metaroce_tps {
 struct metaroce_tp_cb {
 	u16 sport;
 	u8 ect;			/* send ECT(0) */
-	struct metaroce_ah *ah;	/* UD: referenced AH, else NULL (qp->av) */
+	struct metaroce_ah_av *av; /* UD: referenced AH's AV, else NULL */
 };
 
 static inline struct metaroce_tp_cb *tp_cb(struct sk_buff *skb)

@@ -226,7 +226,7 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 {
 	struct metaroce_dev *mdev = qp->mdev;
 	struct metaroce_tp_cb *cb = tp_cb(skb);
-	struct metaroce_ah *ah = cb->ah;
+	struct metaroce_ah_av *ahav = cb->av;
 	struct metaroce_tp *tp = &qp->tp;
 	const struct metaroce_av *av;
 	struct metaroce_av qav;
@@ -241,8 +241,8 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 	 * An AH's AV never changes; the QP's may (modify_qp, under no lock
 	 * held here): one whole copy for the whole packet, route included.
 	 */
-	if (ah) {
-		av = &ah->av;
+	if (ahav) {
+		av = &ahav->av;
 	} else {
 		gen = metaroce_qp_av_read(qp, &qav);
 		av = &qav;
@@ -261,11 +261,11 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 	    sizeof(struct ipv6hdr) : sizeof(struct iphdr)) >
 	    READ_ONCE(mdev->ndev->mtu))
 		metaroce_tp_stat_inc(mdev, TP_STAT_TX_TOO_BIG);
-	cb->ah = NULL;
+	cb->av = NULL;
 	memset(skb->cb, 0, sizeof(skb->cb));
 	rcu_read_lock();
 	sk = metaroce_udp_sk(mdev->udp, av->family);
-	if (ah || !READ_ONCE(tp_dst_cache))
+	if (ahav || !READ_ONCE(tp_dst_cache))
 		tp = NULL;
 	if (tp && unlikely(tp->dst_gen != gen)) {
 		tp_dst_drop(tp);	/* routes of an older AV */
@@ -283,12 +283,12 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 		goto drop;
 	metaroce_tp_stat_inc(mdev, TP_STAT_TX_PACKETS);
 	metaroce_tp_stat_add(mdev, TP_STAT_TX_BYTES, len);
-	if (ah)
-		metaroce_ah_put(ah);
+	if (ahav)
+		metaroce_ah_av_put(ahav);
 	return;
 drop:
-	if (ah)
-		metaroce_ah_put(ah);
+	if (ahav)
+		metaroce_ah_av_put(ahav);
 	kfree_skb(skb);
 }
 
@@ -321,8 +321,8 @@ void metaroce_tp_txq_purge(struct metaroce_qp *qp)
 	struct sk_buff *skb;
 
 	while ((skb = skb_dequeue(&qp->tp.txq))) {
-		if (tp_cb(skb)->ah)
-			metaroce_ah_put(tp_cb(skb)->ah);
+		if (tp_cb(skb)->av)
+			metaroce_ah_av_put(tp_cb(skb)->av);
 		kfree_skb(skb);
 	}
 	metaroce_tp_rxq_purge(qp);

@@ -880,8 +880,9 @@ MRC_TEST(comp_fatal_nak_no_success_after_flush)
 /*
  * A complete WQE behind an incomplete one: only a READ/atomic whose
  * request is acknowledged but whose response is missing can be
- * incomplete below the cumulative point. A fatal NAK then flushes the
- * READ; the WQEs after it and before the NAKed one are complete (every
+ * incomplete below the cumulative point. A fatal NAK then waits one RTO
+ * for the response, which does not come, and flushes the READ; the WQEs
+ * after it and before the NAKed one are complete (every
  * PSN acknowledged) but must flush too, signaled or not: a SUCCESS after
  * the READ's WR_FLUSH_ERR would break IB's rule that every WR after one
  * completed in error completes flushed. protocol.rst "Fatal NAK".
@@ -905,6 +906,12 @@ MRC_TEST(comp_fatal_nak_complete_after_missing_response)
 	ct_ack(&a, 14, MRC_SYN_REM_ACCESS, 16);
 	a.sack[0] = 1U << 1 | 1U << 2;			/* 15, 16 */
 	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	/* the READ's response may still come (sent before the NAK) */
+	MRC_EXPECT_EQ(mk.nscqe, 1);
+	MRC_EXPECT_FALSE(q->failed);
+	/* it does not within one RTO */
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	mrc_req_timer(q, &mk_e);
 	MRC_ASSERT_TRUE(mk.nscqe == 7);
 	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
 	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
@@ -926,7 +933,8 @@ MRC_TEST(comp_fatal_nak_complete_after_missing_response)
  * The same with an atomic whose response is missing and a NAKed READ:
  * the READ was acknowledged on arrival and NAKed later (its memory was
  * gone when it could run), so the NAK's cumulative point covers it and
- * it is found by its request PSN. The SEND between them is complete and
+ * it is found by its request PSN. The atomic's response does not come
+ * within the RTO the NAK waits: the SEND between them is complete and
  * must flush, the READ gets the NAK's status.
  */
 MRC_TEST(comp_fatal_nak_rd_complete_after_missing_atomic)
@@ -942,6 +950,9 @@ MRC_TEST(comp_fatal_nak_rd_complete_after_missing_atomic)
 	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 13 */
 	ct_ack(&a, 13, MRC_SYN_REM_ACCESS, 12);
 	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	mrc_req_timer(q, &mk_e);
 	MRC_ASSERT_TRUE(mk.nscqe == 3);
 	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
 	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_WR_FLUSH_ERR);
@@ -951,6 +962,113 @@ MRC_TEST(comp_fatal_nak_rd_complete_after_missing_atomic)
 	MRC_EXPECT_EQ(mk.scqe_status[2], MRC_WC_REM_ACCESS_ERR);
 	MRC_EXPECT_EQ(q->sq_tail, 3);	/* the environment flushes 103 */
 	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
+	MRC_EXPECT_TRUE(q->failed);
+}
+
+/*
+ * Spraying: the responder sends the responses of the READs/atomics it
+ * accepted before a request that failed, then the fatal NAK
+ * (test_responder.c resp_fatal_nak_after_queued_read), but on another
+ * path the NAK can overtake them. The requester waits for them: the READ
+ * completes with its data, then the NAKed WRITE with the NAK's status,
+ * the SEND behind it is left to the flush (protocol.rst "Fatal NAK").
+ */
+MRC_TEST(comp_fatal_nak_waits_for_earlier_response)
+{
+	struct mrc_ack_info a;
+	struct mrc_src src;
+	struct mrc_req *q;
+	struct mrc_pkt p;
+	u8 data[64];
+	u32 i;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 10, accepted */
+	ct_wqe(q, MRC_OP_FETCH_ADD, 8, 1, true);	/* 11, accepted */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 12, NAKed */
+	ct_wqe(q, MRC_OP_SEND, 100, 1, true);		/* 13 */
+	ct_ack(&a, 12, MRC_SYN_REM_ACCESS, 12);
+	MRC_EXPECT_EQ(mrc_comp_ack(q, &mk_e, &a, false), 0);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	MRC_EXPECT_FALSE(q->failed);
+	/* bounded: a timer runs while the responses are awaited */
+	MRC_EXPECT_TRUE(mrc_req_rto_pending(q));
+	MRC_EXPECT_TRUE(mk.armed[MRC_TIMER_RTO]);
+	MRC_EXPECT_FALSE(q->tlp_armed);
+	for (i = 0; i < 64; i++)
+		data[i] = (u8)(i * 5 + 3);
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.rresp.req_psn = 10;
+	p.rresp.msg_len = 64;
+	p.payload_len = 64;
+	src = (struct mrc_src){ .pkt = data, .buf = NULL, .off = 0 };
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_ASSERT_TRUE(mk.nscqe == 1);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	MRC_EXPECT_MEMEQ(mk.local, data, 64);
+	MRC_EXPECT_FALSE(q->failed);
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_ATOMIC_RESP;
+	p.aresp.req_psn = 11;
+	p.aresp.orig = 0x1122334455667788ULL;
+	src = (struct mrc_src){ .pkt = NULL, .buf = NULL, .off = 0 };
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_ASSERT_TRUE(mk.nscqe == 3);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[1], 101);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.scqe_wr_id[2], 102);
+	MRC_EXPECT_EQ(mk.scqe_status[2], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_EQ(q->sq_tail, 3);	/* the environment flushes 103 */
+	MRC_EXPECT_EQ(q->rd_atomic_out, 0);
+	MRC_EXPECT_TRUE(q->failed);
+}
+
+/*
+ * The wait is one RTO, whatever else arrives: the NAK again (the peer
+ * answers a retransmission with it) neither completes nor restarts it;
+ * a READ whose request the responder never acknowledged is not waited
+ * for at all (it was never accepted, so no response can come).
+ */
+MRC_TEST(comp_fatal_nak_wait_bounded)
+{
+	struct mrc_ack_info a;
+	struct mrc_req *q;
+	u64 due;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 10, accepted */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 11, NAKed */
+	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 11);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	MRC_ASSERT_TRUE(mrc_req_rto_pending(q));
+	due = q->rto_due;
+	mk.now += 1000;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	MRC_EXPECT_EQ(q->rto_due, due);
+	MRC_EXPECT_TRUE(ct_rto_expire(q));
+	MRC_EXPECT_EQ(mk.now, due);
+	mrc_req_timer(q, &mk_e);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_TRUE(q->failed);
+
+	/* never accepted: the NAK's cumulative point is before the READ */
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 10, lost */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 11, NAKed */
+	ct_ack(&a, 10, MRC_SYN_REM_ACCESS, 11);
+	a.sack[0] = 1U << 1;				/* 11 */
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_WR_FLUSH_ERR);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_REM_ACCESS_ERR);
 	MRC_EXPECT_TRUE(q->failed);
 }
 
@@ -1016,4 +1134,6 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_fatal_nak_no_success_after_flush),
 	  MRC_CASE(comp_fatal_nak_complete_after_missing_response),
 	  MRC_CASE(comp_fatal_nak_rd_complete_after_missing_atomic),
+	  MRC_CASE(comp_fatal_nak_waits_for_earlier_response),
+	  MRC_CASE(comp_fatal_nak_wait_bounded),
 	  MRC_CASE(comp_states_covered));

@@ -180,6 +180,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->req.stop_new = false;
 	s->req.peer_err = false;
 	s->req.nak_found = false;
+	s->req.nak_flush = false;
 	s->req.rnr_wait = false;
 	s->req.undo_armed = false;
 	s->req.probe_due = false;

@@ -216,6 +216,19 @@ void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
 {
 	u32 us;
 
+	/*
+	 * A fatal NAK's wait for the responses sent before it: one RTO from
+	 * the NAK, no tail-loss probe, never restarted (mrc_comp_complete).
+	 */
+	if (q->peer_err) {
+		if (q->tlp_armed || !mrc_req_rto_pending(q)) {
+			q->tlp_armed = 0;
+			us = mrc_req_rto_interval(q);
+			q->rto_armed_us = us;
+			mrc_req_rto_set(q, e, us);
+		}
+		return;
+	}
 	if (!mrc_sb_outstanding(&q->sb)) {
 		q->tlp_armed = 0;
 		/*
@@ -257,7 +270,22 @@ void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
  * not (a flush says nothing about remote memory). A complete WQE can
  * follow an incomplete one only behind a READ/atomic acknowledged but
  * unanswered (protocol.rst "Fatal NAK", "Error completions").
+ *
+ * The responder sent the responses of the READs/atomics it accepted
+ * before the failed request ahead of its NAK, but a NAK on another path
+ * can overtake them: such a WQE (its request cumulatively acknowledged,
+ * before the NAKed one) is waited for until its response is in, or one
+ * RTO after the NAK (nak_flush, mrc_req_timer()), when it flushes.
  */
+static bool comp_peer_err_wait(const struct mrc_req *q,
+			       const struct mrc_swqe *w)
+{
+	return !q->nak_flush && q->nak_found &&
+	       mrc_seq_lt(q->sq_tail, q->nak_idx) && w->rd_atomic &&
+	       w->segmented && !w->resp_done &&
+	       mrc_seq_lt(w->last_psn, q->sb.una);
+}
+
 static u8 comp_peer_err_status(struct mrc_req *q, struct mrc_swqe *w)
 {
 	if (!q->nak_found || q->sq_tail != q->nak_idx)
@@ -291,6 +319,10 @@ void mrc_comp_complete(struct mrc_req *q, const struct mrc_env *e)
 		     (w->rd_atomic && !w->resp_done))) {
 			if (!q->peer_err)
 				break;
+			if (comp_peer_err_wait(q, w)) {
+				mrc_req_arm_rto(q, e, false);
+				break;
+			}
 			status = comp_peer_err_status(q, w);
 		} else if (q->peer_err && q->nak_found &&
 			   q->sq_tail == q->nak_idx) {
@@ -725,6 +757,9 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		mrc_comp_ack(q, e, &a, false);
 		q->rd_resp = 0;
 	}
+	/* a fatal NAK waited for this response (mrc_comp_complete) */
+	if (done && q->peer_err && !q->failed)
+		mrc_comp_complete(q, e);
 	/*
 	 * The last response awaited: nothing will come to coalesce its ACK
 	 * with, and a delayed one would only land in the peer's next

@@ -505,6 +505,19 @@ void mrc_req_timer(struct mrc_req *q, const struct mrc_env *e)
 	bool blame;
 
 	/*
+	 * After a fatal NAK the timer ends the wait for the responses sent
+	 * before it (mrc_comp_complete): what has not come flushes. Nothing
+	 * is resent to a responder in ERR.
+	 */
+	if (q->peer_err) {
+		if (!q->failed) {
+			q->nak_flush = 1;
+			mrc_comp_complete(q, e);
+		}
+		return;
+	}
+
+	/*
 	 * Nothing outstanding that an ACK can still be awaited for (the
 	 * packets of a failed WQE are never resent): what the QP may still
 	 * wait for are responses.

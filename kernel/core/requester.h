@@ -167,10 +167,12 @@ struct mrc_req {
 	/*
 	 * peer_err: a fatal NAK (REM_ACCESS, INV_REQ, REM_OP) said the
 	 * responder went to ERR; nothing outstanding can complete any more:
-	 * mrc_comp_complete() ends the QP (protocol.rst "Fatal NAK").
+	 * mrc_comp_complete() ends the QP (protocol.rst "Fatal NAK") once
+	 * the responses of the READs/atomics before the NAKed WQE that the
+	 * responder accepted are in, or one RTO passed (nak_flush).
 	 * nak_idx: the NAKed WQE (nak_found), which keeps the NAK's status.
 	 */
-	u8 peer_err, nak_found;
+	u8 peer_err, nak_found, nak_flush;
 	u32 nak_idx;
 	u32 probe_psn;		/* oldest request awaiting its response */
 	u32 retries;		/* timeouts without progress */

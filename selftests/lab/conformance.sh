@@ -15,7 +15,8 @@
 # of Linux 6.1 never raises it: its reference checks fail), the SRQ's PD
 # for its receive WQEs (srq_pd; rdma_rxe checks them against the QP's PD:
 # its reference checks fail), and a READ/atomic accepted before a request
-# the responder fails completing successfully (fatal_order).
+# the responder fails completing successfully (fatal_order; again under
+# netem reordering on lo, where the NAK overtakes the responses).
 #
 #   n1: mrc0 on eth0 (metaroce.ko)    n2: rxe0 on eth0 (stock rdma_rxe,
 #       conformance mrc0                  conformance -R rxe0: reference)
@@ -57,6 +58,20 @@ if [ "${CONF_RXE:-1}" = 1 ]; then
 	echo "# reference: conformance -R rxe0 on n2"
 	lab_run n2 "$BIN" -R "${RXE_SEC[@]}" rxe0 | sed 's/^/# rxe0: /'
 	lab_run n2 rdma link delete rxe0 >/dev/null
+fi
+# fatal_order again under the reordering of a sprayed fabric: netem on
+# n1's lo (the loopback pair's path) holds half of the packets for 2 ms
+# and lets the other half go at once, so the NAK often overtakes the
+# READ/atomic responses sent before it; CONF_FATAL_ROUNDS rounds (6).
+if [[ ",${CONF_SECTIONS:-fatal_order}," == *,fatal_order,* ||
+      "${CONF_SECTIONS:-}" == all ]]; then
+	check "n1: netem on lo: delay 2ms, half of the packets at once" \
+		n1 tc qdisc add dev lo root netem delay 2ms reorder 50%
+	for ((i = 1; i <= ${CONF_FATAL_ROUNDS:-6}; i++)); do
+		check "n1: conformance -s fatal_order mrc0, reordered, round $i" \
+			n1 "$BIN" -s fatal_order mrc0
+	done
+	check "n1: netem off lo" n1 tc qdisc del dev lo root
 fi
 check "n1: rdma link delete mrc0" n1 rdma link delete mrc0
 lab_summary

@@ -428,7 +428,9 @@ static void rt_seg_change_rx(struct mrc_resp *r, u32 psn)
  * missing, and the LAST must not land before them. The responder refuses
  * the first packet that breaks the rule -- PSN 4, 200 bytes after PSNs 3
  * and 2 taught it 100 -- visibly: an INV_REQ NAK of its PSN and a request
- * error on the QP; nothing of the message lands after that.
+ * error on the QP; nothing of the message lands after that. The NAK comes
+ * in PSN order, once PSNs 0 and 1 are here (resp_fatal_nak_waits_for_
+ * earlier_psns).
  */
 MRC_TEST(resp_write_seg_size_change_refused)
 {
@@ -444,15 +446,23 @@ MRC_TEST(resp_write_seg_size_change_refused)
 	rt_seg_change_rx(r, 2);
 	MRC_EXPECT_MEMEQ(mk.mem + 200, rt_pay[2], 100);
 	MRC_EXPECT_MEMEQ(mk.mem + 300, rt_pay[3], 100);
-	nemit = mk.nemit;
 	rt_seg_change_rx(r, 4);
+	MRC_EXPECT_TRUE(rt_mem_zero(400, 200));
+	MRC_EXPECT_TRUE(r->fnak && r->fnak_psn == 4);
+	/* the rest of it: not taken behind the refused PSN */
+	rt_seg_change_rx(r, 5);
+	/* never the LAST before its prefix (PSNs 0 and 1 not here yet) */
+	MRC_EXPECT_TRUE(rt_mem_zero(0, 200));
+	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	nemit = mk.nemit;
+	rt_seg_change_rx(r, 0);
+	rt_seg_change_rx(r, 1);
 	if (mk.nemit > nemit && mk.nemit <= MK_EMIT)
 		nak = mk.emit[mk.nemit - 1];
+	MRC_EXPECT_MEMEQ(mk.mem, rt_pay[0], 100);
+	MRC_EXPECT_MEMEQ(mk.mem + 100, rt_pay[1], 100);
 	MRC_EXPECT_TRUE(rt_mem_zero(400, 200));
-	/* the rest of it, in the kernel's case dropped by the ERR QP */
-	rt_seg_change_rx(r, 5);
-	/* never the LAST before its prefix (PSNs 0 and 1 never came) */
-	MRC_EXPECT_TRUE(rt_mem_zero(0, 200));
 	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
 	/* refused visibly, at PSN 4 */
 	MRC_EXPECT_EQ(mk.nerr, 1);
@@ -471,8 +481,10 @@ MRC_TEST(resp_write_seg_size_change_refused)
  * The same rule when the LAST arrives first behind packets of one size:
  * PSN 4 (200 bytes) then the LAST (offset 600, 3 * 200) are held and
  * committed as usual; PSN 3 (100 bytes) then breaks the rule, is refused,
- * and the held LAST is never placed. A later message with another
- * segment size is refused too: the size is the same for all messages.
+ * and the held LAST is never placed. PSNs 2, 1, 0 (100 bytes) break it
+ * too: the NAK, once every PSN before the earliest refused one is here,
+ * names PSN 0. A later message with another segment size is refused too:
+ * the size is the same for all messages.
  */
 MRC_TEST(resp_write_seg_size_change_held_last)
 {
@@ -491,15 +503,18 @@ MRC_TEST(resp_write_seg_size_change_held_last)
 	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
 	MRC_EXPECT_EQ(mk.nerr, 0);
 	rt_seg_change_rx(r, 3);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_TRUE(r->fnak && r->fnak_psn == 3);
+	rt_seg_change_rx(r, 2);
+	rt_seg_change_rx(r, 1);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	rt_seg_change_rx(r, 0);
 	MRC_EXPECT_EQ(mk.nerr, 1);
 	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
 	a = rt_last_ack();
 	MRC_ASSERT_TRUE(a != NULL);
 	MRC_EXPECT_EQ(a->ack.syndrome, MRC_SYN_INV_REQ);
-	MRC_EXPECT_EQ(a->ack.nak_psn, 3);
-	rt_seg_change_rx(r, 2);
-	rt_seg_change_rx(r, 1);
-	rt_seg_change_rx(r, 0);
+	MRC_EXPECT_EQ(a->ack.nak_psn, 0);
 	MRC_EXPECT_TRUE(rt_mem_zero(600, 50));
 	mrc_resp_stop(r);
 	mrc_resp_flush(r, &mk_e, 0);
@@ -834,6 +849,54 @@ MRC_TEST(resp_fatal_nak_after_queued_read)
 	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 1);
 	MRC_EXPECT_EQ(mk.nerr, 1);
 	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_REQ_ERR);
+	MRC_EXPECT_TRUE(!r->fnak);
+}
+
+/*
+ * Under spraying a request that is refused on arrival can overtake
+ * earlier ones. IB executes in PSN order: the SEND before a WRITE with a
+ * bad rkey is delivered, and only then the WRITE fails. So the NAK (and
+ * the error state) also waits for every earlier PSN to arrive (fnak); the
+ * ACKs meanwhile cover what is here (the requester repairs the hole).
+ */
+MRC_TEST(resp_fatal_nak_waits_for_earlier_psns)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 i;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_post_recv(0x77, 64);
+	/* PSN 1: a WRITE with a bad rkey, before PSN 0 (a SEND) */
+	rt_write(&p, 1, MK_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	p.write.rkey = MK_RKEY ^ 0x100;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_TRUE(r->fnak && r->fnak_psn == 1);
+	for (i = 0; i < mk.nemit; i++)
+		MRC_EXPECT_EQ(mk.emit[i].ack.syndrome, MRC_SYN_ACK);
+	/* a retransmission of it meanwhile: not taken, still no NAK */
+	p.flags |= MRC_F_RETX;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	for (i = 0; i < mk.nemit; i++)
+		MRC_EXPECT_EQ(mk.emit[i].ack.syndrome, MRC_SYN_ACK);
+	/* PSN 0 arrives: the SEND is delivered, then the WRITE is NAKed */
+	rt_fill(rt_pay[1], 50, 3);
+	rt_send(&p, 0, 0, 50, 0, 50, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_ASSERT_TRUE(mk.nrcqe >= 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].wr_id, 0x77);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.rcqe[0].byte_len, 50);
+	MRC_EXPECT_MEMEQ(mk.slot_buf[0], rt_pay[1], 50);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 1);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.cum_psn, 1);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
 	MRC_EXPECT_TRUE(!r->fnak);
 }
 
@@ -2300,6 +2363,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_zero_length_no_rkey_check),
 	  MRC_CASE(resp_fatal_nak_after_queued_read),
 	  MRC_CASE(resp_fatal_nak_committed_not_deferred),
+	  MRC_CASE(resp_fatal_nak_waits_for_earlier_psns),
 	  MRC_CASE(resp_completion_order),
 	  MRC_CASE(resp_send_inv_and_imm),
 	  MRC_CASE(resp_no_success_after_error_completion),

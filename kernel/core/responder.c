@@ -777,6 +777,26 @@ static void resp_late_fail(struct mrc_resp *r, const struct mrc_env *e,
 			   u8 syn, u32 psn);
 
 /*
+ * What IB RC executes before a request at @psn that is refused on
+ * arrival, and its NAK therefore waits for (fnak): a PSN before it not
+ * received yet (a reordered or lost packet the requester repairs), or a
+ * READ/atomic before it whose responses are not all built.
+ */
+static bool resp_fnak_waits(struct mrc_resp *r, u32 psn)
+{
+	return mrc_seq_lt(r->rx.cum, psn) || resp_rsp_before(r, psn);
+}
+
+/* The waiting NAK, once nothing before it is owed: NAK, the QP fails. */
+static void resp_fnak_fire(struct mrc_resp *r, const struct mrc_env *e)
+{
+	if (r->fnak && !resp_fnak_waits(r, r->fnak_psn)) {
+		r->fnak = 0;
+		resp_late_fail(r, e, r->fnak_syn, r->fnak_psn);
+	}
+}
+
+/*
  * A READ/atomic that was accepted (and acknowledged) cannot be served:
  * its memory went away before it ran. Tell the requester (a REM_ACCESS
  * NAK for the request's PSN, which fails that WQE) and move the QP to
@@ -789,10 +809,7 @@ static void resp_late_fail(struct mrc_resp *r, const struct mrc_env *e,
 void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e)
 {
 	if (!r->rsp_abort) {
-		if (r->fnak && !resp_rsp_before(r, r->fnak_psn)) {
-			r->fnak = 0;
-			resp_late_fail(r, e, r->fnak_syn, r->fnak_psn);
-		}
+		resp_fnak_fire(r, e);
 		return;
 	}
 	r->rsp_abort = 0;
@@ -1487,16 +1504,18 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				break;
 			}
 			/*
-			 * As IB RC, in PSN order: a READ/atomic accepted
-			 * before this request is answered first. The NAK
-			 * waits until its responses are built (fnak); nothing
-			 * after this PSN runs or is taken meanwhile. Not for
-			 * a packet committed before it failed (a SEND longer
-			 * than its receive): an ACK sent while waiting would
-			 * cover it, and the requester complete it.
+			 * As IB RC, in PSN order: every request before this
+			 * one arrives and runs first, a READ/atomic accepted
+			 * before it is answered first. The NAK waits until
+			 * every earlier PSN is here and those responses are
+			 * built (fnak); nothing after this PSN runs or is
+			 * taken meanwhile. Not for a packet committed before
+			 * it failed (a SEND longer than its receive): an ACK
+			 * sent while waiting would cover it, and the
+			 * requester complete it.
 			 */
 			if (syn != MRC_SYN_RNR && res != RESP_PLACED &&
-			    resp_rsp_before(r, p->psn)) {
+			    resp_fnak_waits(r, p->psn)) {
 				if (!r->fnak || mrc_seq_lt(p->psn, r->fnak_psn)) {
 					r->fnak_psn = p->psn;
 					r->fnak_syn = syn;
@@ -1546,13 +1565,12 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 		st = resp_go(e, st, next);
 	}
 	/*
-	 * A failed request whose READs/atomics before it went another way
-	 * (voided by an RNR refusal): nothing to wait for any more.
+	 * A failed request whose earlier PSNs are all here now, and whose
+	 * READs/atomics before it have no response to build (answered, or
+	 * voided by an RNR refusal): nothing to wait for any more.
 	 */
-	if (r->fnak && !resp_rsp_before(r, r->fnak_psn) && mrc_resp_ready(r)) {
-		r->fnak = 0;
-		resp_late_fail(r, e, r->fnak_syn, r->fnak_psn);
-	}
+	if (mrc_resp_ready(r))
+		resp_fnak_fire(r, e);
 	return ret;
 }
 

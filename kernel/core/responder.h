@@ -141,12 +141,14 @@ struct mrc_resp {
 	u8 inv_nak;
 	u32 inv_nak_psn;
 	/*
-	 * A request failed (REM_ACCESS, INV_REQ, REM_OP) while a READ/atomic
-	 * accepted before it still had responses to send: IB executes in
-	 * PSN order, so those go first. The earliest such PSN, fnak_psn,
-	 * and its syndrome are NAKed -- and the QP fails -- once no
-	 * READ/atomic before it is queued (mrc_resp_rsp_abort(), after a
-	 * requester pass); until then no request at or after it is taken.
+	 * A request failed on arrival (REM_ACCESS, INV_REQ, REM_OP) while a
+	 * PSN before it was still missing or a READ/atomic accepted before
+	 * it still had responses to send: IB executes in PSN order, so
+	 * those go first. The earliest such PSN, fnak_psn, and its syndrome
+	 * are NAKed -- and the QP fails -- once every PSN before it is here
+	 * (end of mrc_resp_rx()) and no READ/atomic before it is queued
+	 * (mrc_resp_rsp_abort(), after a requester pass); until then no
+	 * request at or after it is taken.
 	 */
 	u8 fnak;
 	u8 fnak_syn;

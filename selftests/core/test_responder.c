@@ -901,6 +901,56 @@ MRC_TEST(resp_fatal_nak_waits_for_earlier_psns)
 }
 
 /*
+ * A request refused on arrival waits (fnak) for an earlier PSN; when that
+ * PSN arrives an earlier failure shows (a held WRITE LAST whose MR went
+ * away): that one is NAKed and the QP fails. The waiting NAK then never
+ * goes: a second fatal NAK, whose cumulative point covers the held
+ * packet, would tell the requester its WRITE arrived (simulator, seed
+ * 302931).
+ */
+MRC_TEST(resp_fatal_nak_waiting_superseded)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 i;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_fill(rt_pay[0], 100, 10);
+	rt_fill(rt_pay[1], 100, 20);
+	rt_fill(rt_pay[2], 50, 30);
+	/* a WRITE of 250 bytes in PSNs 0, 1, 2: the LAST is held */
+	rt_write(&p, 0, MK_VA, 250, 0, 100, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	rt_write(&p, 2, MK_VA, 250, 200, 50, MRC_F_LAST);
+	MRC_EXPECT_EQ(mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false),
+		      MRC_RESP_HELD);
+	/* PSN 3: a WRITE with a bad rkey waits for PSN 1 */
+	rt_write(&p, 3, MK_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	p.write.rkey = MK_RKEY ^ 0x100;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[3], false);
+	MRC_EXPECT_TRUE(r->fnak && r->fnak_psn == 3);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* PSN 1 passes its check, then the MR is gone for the held LAST */
+	mk.mr_gone_after = mk.mr_gets + 1;
+	rt_write(&p, 1, MK_VA, 250, 100, 100, 0);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[1], false);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 2);
+	for (i = 0; i < mk.nemit && i < MK_EMIT; i++)
+		MRC_EXPECT_TRUE(mk.emit[i].ack.syndrome == MRC_SYN_ACK ||
+				mk.emit[i].ack.nak_psn == 2);
+	MRC_EXPECT_FALSE(r->fnak);
+	/* nor in the next pass */
+	mrc_resp_rsp_abort(r, &mk_e);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 2);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+}
+
+/*
  * A SEND longer than its receive fails after its first packet was
  * committed: it is NAKed at once even behind a queued READ, never covered
  * by an ACK first -- an ACK sent while the NAK waited would tell the
@@ -2364,6 +2414,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_fatal_nak_after_queued_read),
 	  MRC_CASE(resp_fatal_nak_committed_not_deferred),
 	  MRC_CASE(resp_fatal_nak_waits_for_earlier_psns),
+	  MRC_CASE(resp_fatal_nak_waiting_superseded),
 	  MRC_CASE(resp_completion_order),
 	  MRC_CASE(resp_send_inv_and_imm),
 	  MRC_CASE(resp_no_success_after_error_completion),

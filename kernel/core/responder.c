@@ -48,8 +48,10 @@ static void resp_count(const struct mrc_env *e, u8 c)
 		e->ops->count(e->ctx, c, 1);
 }
 
-static void resp_fail(const struct mrc_env *e, u8 event)
+static void resp_fail(struct mrc_resp *r, const struct mrc_env *e, u8 event)
 {
+	/* a NAK waiting behind this failure never goes (fnak) */
+	r->fnak = 0;
 	e->ops->qp_error(e->ctx, event);
 }
 
@@ -204,7 +206,7 @@ static struct mrc_rslot *resp_rslot_get(struct mrc_resp *r,
 			return NULL;
 		}
 		if (res == MRC_RQ_CORRUPT) {	/* QP to ERR, QP_FATAL */
-			resp_fail(e, MRC_QPE_KEEP);
+			resp_fail(r, e, MRC_QPE_KEEP);
 			return NULL;
 		}
 		s->msn = r->rmsn_pop++;
@@ -216,7 +218,7 @@ static struct mrc_rslot *resp_rslot_get(struct mrc_resp *r,
 	return s->used && s->msn == msn ? s : NULL;
 }
 
-static void resp_post_rcqe(const struct mrc_env *e,
+static void resp_post_rcqe(struct mrc_resp *r, const struct mrc_env *e,
 			   const struct mrc_rslot *s, u32 slot, u8 status)
 {
 	struct mrc_rcqe c;
@@ -231,7 +233,7 @@ static void resp_post_rcqe(const struct mrc_env *e,
 	c.wc_flags = status == MRC_WC_SUCCESS ? s->wc_flags : 0;
 	c.solicited = status == MRC_WC_SUCCESS && s->solicited;
 	if (e->ops->post_rcqe(e->ctx, &c))
-		resp_fail(e, MRC_QPE_KEEP);	/* CQ overflow */
+		resp_fail(r, e, MRC_QPE_KEEP);	/* CQ overflow */
 }
 
 /*
@@ -307,7 +309,7 @@ static const struct mrc_rslot *resp_rcomplete(struct mrc_resp *r,
 		    (s->wc_flags & MRC_WCF_WITH_INV) &&
 		    e->ops->mr_invalidate(e->ctx, s->imm, false))
 			s->status = MRC_WC_REM_INV_REQ_ERR;
-		resp_post_rcqe(e, s, r->rmsn_done & (MRC_RSLOTS - 1),
+		resp_post_rcqe(r, e, s, r->rmsn_done & (MRC_RSLOTS - 1),
 			       s->status);
 		s->used = 0;
 		r->rmsn_done++;
@@ -818,7 +820,7 @@ void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e)
 	r->nak_syn = MRC_SYN_REM_ACCESS;
 	mrc_resp_send_ack(r, e, MRC_SYN_REM_ACCESS, r->rsp_abort_psn);
 	mrc_rspq_clear(&r->rspq);
-	resp_fail(e, MRC_QPE_ACCESS_ERR);
+	resp_fail(r, e, MRC_QPE_ACCESS_ERR);
 }
 
 /* ---------------------------------------------- RNR and the epoch */
@@ -1001,7 +1003,7 @@ static void resp_late_fail(struct mrc_resp *r, const struct mrc_env *e,
 	r->nak_psn = psn;
 	r->nak_syn = syn;
 	mrc_resp_send_ack(r, e, syn, psn);
-	resp_fail(e, resp_syn_event(syn));
+	resp_fail(r, e, resp_syn_event(syn));
 }
 
 /*
@@ -1110,18 +1112,18 @@ static struct mrc_rslot *resp_uc_take(struct mrc_resp *r,
 	if (res == MRC_RQ_EMPTY)
 		return NULL;
 	if (res == MRC_RQ_CORRUPT) {
-		resp_fail(e, MRC_QPE_KEEP);
+		resp_fail(r, e, MRC_QPE_KEEP);
 		return NULL;
 	}
 	s->msn = r->rmsn_pop++;
 	s->used = 1;
 	if (res != MRC_RQ_OK) {
 		/* a bad WQE: a local error, it completes in error */
-		resp_post_rcqe(e, s, s->msn & (MRC_RSLOTS - 1),
+		resp_post_rcqe(r, e, s, s->msn & (MRC_RSLOTS - 1),
 			       MRC_WC_LOC_QP_OP_ERR);
 		s->used = 0;
 		r->rmsn_done++;
-		resp_fail(e, MRC_QPE_KEEP);
+		resp_fail(r, e, MRC_QPE_KEEP);
 		return NULL;
 	}
 	return s;
@@ -1131,11 +1133,11 @@ static struct mrc_rslot *resp_uc_take(struct mrc_resp *r,
 static void resp_uc_post(struct mrc_resp *r, const struct mrc_env *e,
 			 struct mrc_rslot *s, u8 status)
 {
-	resp_post_rcqe(e, s, r->rmsn_done & (MRC_RSLOTS - 1), status);
+	resp_post_rcqe(r, e, s, r->rmsn_done & (MRC_RSLOTS - 1), status);
 	s->used = 0;
 	r->rmsn_done++;
 	if (status != MRC_WC_SUCCESS)
-		resp_fail(e, MRC_QPE_KEEP);
+		resp_fail(r, e, MRC_QPE_KEEP);
 }
 
 static void resp_uc_drop_msg(struct mrc_resp *r, const struct mrc_env *e)
@@ -1540,7 +1542,7 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			 * one with its own status (mrc_resp_flush).
 			 */
 			if (syn != MRC_SYN_RNR)
-				resp_fail(e, resp_syn_event(syn));
+				resp_fail(r, e, resp_syn_event(syn));
 			next = MRC_RESP_DONE;
 			break;
 		case MRC_RESP_ACK:
@@ -1643,7 +1645,7 @@ void mrc_resp_flush(struct mrc_resp *r, const struct mrc_env *e, u32 more)
 	while (r->rmsn_done != r->rmsn_pop) {
 		struct mrc_rslot *t = resp_rslot(r, r->rmsn_done);
 
-		resp_post_rcqe(e, t, r->rmsn_done & (MRC_RSLOTS - 1),
+		resp_post_rcqe(r, e, t, r->rmsn_done & (MRC_RSLOTS - 1),
 			       t->status != MRC_WC_SUCCESS ? t->status :
 			       MRC_WC_WR_FLUSH_ERR);
 		t->used = 0;
@@ -1656,7 +1658,7 @@ void mrc_resp_flush(struct mrc_resp *r, const struct mrc_env *e, u32 more)
 		res = e->ops->rq_pop(e->ctx, slot, &s.wr_id, &s.length);
 		if (res == MRC_RQ_EMPTY || res == MRC_RQ_CORRUPT)
 			break;
-		resp_post_rcqe(e, &s, slot, MRC_WC_WR_FLUSH_ERR);
+		resp_post_rcqe(r, e, &s, slot, MRC_WC_WR_FLUSH_ERR);
 	}
 	resp_release_held(r, e);
 	mrc_rspq_clear(&r->rspq);

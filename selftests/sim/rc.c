@@ -886,6 +886,7 @@ static void rsp_rx_seq(struct ep *e, const struct mrc_pkt *p,
 	v0 = mrc_rx_check(&c->r->rx, p->psn);
 	rc_cur_h = h;
 	c->in_rx = true;
+	c->get_failed = false;	/* an MR lookup of this call's, not before */
 	c->wr_bytes = 0;
 	sent0 = c->ackw.sent;
 	repeat = rc_nak_repeat(c->r, p);
@@ -2913,6 +2914,7 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 		rc_cur_h = h;
 		if (f->crsp) {
 			f->crsp->in_rx = true;
+			f->crsp->get_failed = false;
 			f->crsp->wr_bytes = 0;
 		}
 		fq_cfg(f);

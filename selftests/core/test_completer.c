@@ -969,9 +969,10 @@ MRC_TEST(comp_fatal_nak_rd_complete_after_missing_atomic)
  * Spraying: the responder sends the responses of the READs/atomics it
  * accepted before a request that failed, then the fatal NAK
  * (test_responder.c resp_fatal_nak_after_queued_read), but on another
- * path the NAK can overtake them. The requester waits for them: the READ
- * completes with its data, then the NAKed WRITE with the NAK's status,
- * the SEND behind it is left to the flush (protocol.rst "Fatal NAK").
+ * path the NAK can overtake them. The requester waits for them, one RTO
+ * from the NAK or from the last of them that came: the READ completes
+ * with its data, then the NAKed WRITE with the NAK's status, the SEND
+ * behind it is left to the flush (protocol.rst "Fatal NAK").
  */
 MRC_TEST(comp_fatal_nak_waits_for_earlier_response)
 {
@@ -980,6 +981,7 @@ MRC_TEST(comp_fatal_nak_waits_for_earlier_response)
 	struct mrc_req *q;
 	struct mrc_pkt p;
 	u8 data[64];
+	u64 due;
 	u32 i;
 
 	MRC_ALLOC(q);
@@ -1002,8 +1004,21 @@ MRC_TEST(comp_fatal_nak_waits_for_earlier_response)
 	p.opcode = MRC_OP_READ_RESP;
 	p.rresp.req_psn = 10;
 	p.rresp.msg_len = 64;
-	p.payload_len = 64;
+	p.payload_len = 32;
+	/*
+	 * Its first half, just before the wait would end: the rest is on
+	 * its way, the wait starts again (a long READ's responses take
+	 * longer than an RTO to come in when the NAK overtook them all).
+	 */
+	due = q->rto_due;
+	mk.now = due - 1;
 	src = (struct mrc_src){ .pkt = data, .buf = NULL, .off = 0 };
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	MRC_EXPECT_TRUE(q->rto_due > due);
+	MRC_EXPECT_FALSE(q->tlp_armed);
+	p.rresp.offset = 32;
+	src = (struct mrc_src){ .pkt = data + 32, .buf = NULL, .off = 0 };
 	mrc_comp_resp(q, &mk_e, &p, &src);
 	MRC_ASSERT_TRUE(mk.nscqe == 1);
 	MRC_EXPECT_EQ(mk.scqe_wr_id[0], 100);

@@ -275,7 +275,8 @@ void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
  * before the failed request ahead of its NAK, but a NAK on another path
  * can overtake them: such a WQE (its request cumulatively acknowledged,
  * before the NAKed one) is waited for until its response is in, or one
- * RTO after the NAK (nak_flush, mrc_req_timer()), when it flushes.
+ * RTO passed since the NAK or the last part of such a response that came
+ * (mrc_comp_resp()): then (nak_flush, mrc_req_timer()) it flushes.
  */
 static bool comp_peer_err_wait(const struct mrc_req *q,
 			       const struct mrc_swqe *w)
@@ -738,10 +739,12 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		      p->aresp.req_psn;
 	struct mrc_ack_info a;
 	struct mrc_swqe *w;
+	u32 got;
 	bool done;
 
 	w = comp_find_rd(q, req_psn);
 	done = w && !w->resp_done;
+	got = w ? w->resp_bytes : 0;
 	comp_resp_place(q, e, p, src, w);
 	done = done && w->resp_done;
 	/*
@@ -757,9 +760,21 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		mrc_comp_ack(q, e, &a, false);
 		q->rd_resp = 0;
 	}
-	/* a fatal NAK waited for this response (mrc_comp_complete) */
-	if (done && q->peer_err && !q->failed)
-		mrc_comp_complete(q, e);
+	/*
+	 * A fatal NAK waits for this response (mrc_comp_complete): complete
+	 * once it is all in; until then each part that comes starts the
+	 * wait again, the rest being on its way (a long READ's responses
+	 * can take longer than an RTO to come in behind the NAK).
+	 */
+	if (w && q->peer_err && !q->failed) {
+		if (done) {
+			mrc_comp_complete(q, e);
+		} else if (w->resp_bytes != got) {
+			q->tlp_armed = 0;
+			q->rto_armed_us = mrc_req_rto_interval(q);
+			mrc_req_rto_set(q, e, q->rto_armed_us);
+		}
+	}
 	/*
 	 * The last response awaited: nothing will come to coalesce its ACK
 	 * with, and a delayed one would only land in the peer's next

@@ -507,10 +507,11 @@ void mrc_req_timer(struct mrc_req *q, const struct mrc_env *e)
 	/*
 	 * After a fatal NAK the timer ends the wait for the responses sent
 	 * before it (mrc_comp_complete): what has not come flushes. Nothing
-	 * is resent to a responder in ERR.
+	 * is resent to a responder in ERR. An expiry taken after a part of
+	 * such a response started the wait again (mrc_comp_resp) is stale.
 	 */
 	if (q->peer_err) {
-		if (!q->failed) {
+		if (!q->failed && !mrc_req_rto_pending(q)) {
 			q->nak_flush = 1;
 			mrc_comp_complete(q, e);
 		}

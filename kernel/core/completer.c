@@ -211,22 +211,31 @@ bool mrc_req_rto_fired(struct mrc_req *q, const struct mrc_env *e)
 	return true;
 }
 
+/*
+ * (Re)start a fatal NAK's wait for the responses sent before it
+ * (mrc_comp_complete): one RTO, no tail-loss probe.
+ */
+static void comp_peer_err_wait_start(struct mrc_req *q,
+				     const struct mrc_env *e)
+{
+	q->tlp_armed = 0;
+	q->rto_armed_us = mrc_req_rto_interval(q);
+	mrc_req_rto_set(q, e, q->rto_armed_us);
+}
+
 void mrc_req_arm_rto(struct mrc_req *q, const struct mrc_env *e,
 		     bool restart)
 {
 	u32 us;
 
 	/*
-	 * A fatal NAK's wait for the responses sent before it: one RTO from
-	 * the NAK, no tail-loss probe, never restarted (mrc_comp_complete).
+	 * After a fatal NAK only its wait runs: started at the NAK, started
+	 * again only by a part of an awaited response (mrc_comp_resp()),
+	 * never by anything else that arrives.
 	 */
 	if (q->peer_err) {
-		if (q->tlp_armed || !mrc_req_rto_pending(q)) {
-			q->tlp_armed = 0;
-			us = mrc_req_rto_interval(q);
-			q->rto_armed_us = us;
-			mrc_req_rto_set(q, e, us);
-		}
+		if (q->tlp_armed || !mrc_req_rto_pending(q))
+			comp_peer_err_wait_start(q, e);
 		return;
 	}
 	if (!mrc_sb_outstanding(&q->sb)) {
@@ -770,9 +779,7 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		if (done) {
 			mrc_comp_complete(q, e);
 		} else if (w->resp_bytes != got) {
-			q->tlp_armed = 0;
-			q->rto_armed_us = mrc_req_rto_interval(q);
-			mrc_req_rto_set(q, e, q->rto_armed_us);
+			comp_peer_err_wait_start(q, e);
 		}
 	}
 	/*

@@ -367,9 +367,27 @@ static void ep_check_void(struct ep *e, u32 psn)
 	if (i >= e->peer->seen_n || e->peer->seen[i] != 2 ||
 	    !e->ops->voided)
 		return;
+	/*
+	 * At or after a fatal NAK's PSN: its WQE fails and every later one
+	 * is flushed, nothing there completes. The NAK's SACK may cover a
+	 * PSN refused (RNR) after the failed one whose epoch switch this
+	 * sender never heard of (seeds 300645, 300841, 301377).
+	 */
+	if (e->fnak_seen && mrc_seq_geq(psn, e->fnak_psn))
+		return;
 	SIM_CHECK(e->ops->voided(e, psn),
 		  "qp %u: psn %u delivered void (RNR), not voided here (una %u)",
 		  e->qpn, psn, e->sbp->una);
+}
+
+/* An ACK accepted, before its check: a fatal NAK (ep_check_void()). */
+void ep_saw_ack(struct ep *e, const struct mrc_ack_info *a)
+{
+	if (a->syndrome == MRC_SYN_ACK || a->syndrome == MRC_SYN_RNR)
+		return;
+	if (!e->fnak_seen || mrc_seq_lt(a->nak_psn, e->fnak_psn))
+		e->fnak_psn = a->nak_psn;
+	e->fnak_seen = true;
 }
 
 void ep_check_retired(struct ep *e, u32 old_una)
@@ -437,6 +455,7 @@ static void ep_on_ack(struct ep *e, const struct mrc_pkt *p)
 			  e->sbp->una, e->sbp->nxt);
 		return;
 	}
+	ep_saw_ack(e, a);
 	ep_check_retired(e, old_una);
 	if (res.newly_lost)
 		COV(sb_lost_ack);

@@ -93,6 +93,8 @@ struct ep {
 	u8 err_syn;			/* responder error: NAK everything */
 	u32 err_psn;
 	bool stale_ok;			/* a previous life's ACKs may arrive */
+	bool fnak_seen;			/* a fatal NAK came, at fnak_psn */
+	u32 fnak_psn;
 
 	/* shadow: PSNs committed by rx, relative to isn_rx */
 	u8 *seen;
@@ -116,6 +118,7 @@ void ep_check(struct ep *e);
 /* Was @psn of our receive space committed? */
 bool ep_seen(const struct ep *e, u32 psn);
 /* Sender invariant after an ACK moved una from @old_una. */
+void ep_saw_ack(struct ep *e, const struct mrc_ack_info *a);
 void ep_check_retired(struct ep *e, u32 old_una);
 /* A response to our request @req_psn acknowledges it (and before) */
 void ep_resp_ack(struct ep *e, u32 req_psn);

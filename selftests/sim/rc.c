@@ -1997,6 +1997,7 @@ static void creq_on_ack(struct ep *e, const struct mrc_pkt *p)
 			  "nxt %u", e->qpn, p->ack.cum_psn, q->sb.una,
 			  q->sb.nxt);
 	} else {
+		ep_saw_ack(e, &p->ack);
 		ep_check_retired(e, old);
 	}
 	cq_after(c);
@@ -2899,6 +2900,7 @@ static void fq_rx(struct fq *f, const struct mrc_pkt *p, const u8 *payload,
 				  f->ep->qpn, p->ack.cum_psn, q->sb.una,
 				  q->sb.nxt);
 		} else {
+			ep_saw_ack(f->ep, &p->ack);
 			ep_check_retired(f->ep, old);
 		}
 	} else if (p->opcode == MRC_OP_PROBE) {

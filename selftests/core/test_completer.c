@@ -1103,6 +1103,84 @@ MRC_TEST(comp_fatal_nak_wait_bounded)
 }
 
 /*
+ * The wait starts at the NAK: a timer armed before it, for the requests
+ * still outstanding then (here the WRITE the NAK names, after its
+ * tail-loss probe), does not end it early. Seen in the lab: the RTO of
+ * the retried WRITE expired 0.6 ms after the NAK came, and the 1 MiB
+ * READ's last responses, on their way behind it, found the QP in ERR.
+ */
+MRC_TEST(comp_fatal_nak_wait_starts_at_nak)
+{
+	struct mrc_ack_info a;
+	struct mrc_src src;
+	struct mrc_req *q;
+	struct mrc_pkt p;
+	u8 data[64];
+	u64 t_nak;
+	u32 i;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 10, accepted */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 11, NAKed later */
+	ct_ack(&a, 11, MRC_SYN_ACK, 0);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	/* the WRITE's tail-loss probe, then its RTO runs */
+	MRC_ASSERT_TRUE(q->tlp_armed);
+	MRC_ASSERT_TRUE(ct_rto_expire(q));
+	mrc_req_timer(q, &mk_e);
+	mrc_req_arm_rto(q, &mk_e, false);
+	MRC_ASSERT_TRUE(mrc_req_rto_pending(q));
+	MRC_ASSERT_TRUE(!q->tlp_armed);
+	/* the NAK comes just before that RTO would fire */
+	mk.now = q->rto_due - 1;
+	t_nak = mk.now;
+	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 11);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	MRC_ASSERT_TRUE(mrc_req_rto_pending(q));
+	MRC_EXPECT_TRUE(q->rto_due >= t_nak + mrc_req_rto_interval(q));
+	/* the old timer goes off: not due, the wait goes on */
+	for (i = 0; i < 3 && !ct_rto_expire(q); i++)
+		;
+	MRC_EXPECT_TRUE(mk.now >= t_nak + mrc_req_rto_interval(q));
+	/* the response, had it come before that, completes the READ */
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);
+	ct_ack(&a, 11, MRC_SYN_ACK, 0);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_ASSERT_TRUE(ct_rto_expire(q));
+	mrc_req_timer(q, &mk_e);
+	mrc_req_arm_rto(q, &mk_e, false);
+	mk.now = q->rto_due - 1;
+	t_nak = mk.now;
+	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 11);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	mk.now = t_nak + 2;		/* past the WRITE's old deadline */
+	if (mk.armed[MRC_TIMER_RTO] && mk.timer_at[MRC_TIMER_RTO] <= mk.now &&
+	    ct_rto_expire(q))
+		mrc_req_timer(q, &mk_e);
+	MRC_EXPECT_EQ(mk.nscqe, 0);
+	MRC_EXPECT_FALSE(q->failed);
+	for (i = 0; i < 64; i++)
+		data[i] = (u8)(i * 7 + 1);
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.rresp.req_psn = 10;
+	p.rresp.msg_len = 64;
+	p.payload_len = 64;
+	src = (struct mrc_src){ .pkt = data, .buf = NULL, .off = 0 };
+	mrc_comp_resp(q, &mk_e, &p, &src);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	MRC_EXPECT_MEMEQ(mk.local, data, 64);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_TRUE(q->failed);
+}
+
+/*
  * Version 2: the cumulative ACK a peer's packet carries (cum_lo, 16 bits)
  * is applied as cum_psn = una + (u16)(cum_lo - una), through the 16- and
  * 32-bit wraps, completing WQEs; without an RTT sample. One outside
@@ -1166,4 +1244,5 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_fatal_nak_rd_complete_after_missing_atomic),
 	  MRC_CASE(comp_fatal_nak_waits_for_earlier_response),
 	  MRC_CASE(comp_fatal_nak_wait_bounded),
+	  MRC_CASE(comp_fatal_nak_wait_starts_at_nak),
 	  MRC_CASE(comp_states_covered));

@@ -540,6 +540,13 @@ static void comp_nak_err(struct mrc_req *q, const struct mrc_ack_info *a,
 	 * already completed) still ends the QP: nothing can complete.
 	 */
 	q->stop_new = 1;
+	/*
+	 * The timer of the requests outstanding until now ends with them:
+	 * a wait for the responses sent before the NAK starts at the NAK
+	 * (mrc_comp_complete), not with what an RTO armed earlier has left.
+	 */
+	if (!q->peer_err)
+		mrc_req_rto_stop(q);
 	q->peer_err = 1;
 	if (!w)
 		w = comp_find_rd_idx(q, a->nak_psn, &idx);

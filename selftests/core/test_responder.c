@@ -264,6 +264,61 @@ MRC_TEST(resp_rnr_voids_the_rest_of_its_epoch)
 	MRC_EXPECT_EQ(mk.nerr, 0);
 }
 
+/*
+ * A request of an ended epoch at or after its void point is void: it is
+ * not checked, its resend is. Not even against the QP's access rights: a
+ * FETCH_ADD the QP does not grant, arriving void behind an RNR refusal,
+ * was NAKed (REM_ACCESS, once cum reached it) naming a PSN the requester
+ * had voided and resent, so the QP failed before the earlier messages'
+ * resends were delivered (sim seed 411269).
+ */
+MRC_TEST(resp_voided_request_not_access_checked)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 10);
+	r->cfg.qp_access = MRC_ACC_REMOTE_WRITE | MRC_ACC_REMOTE_READ;
+	rt_fill(rt_pay[0], 16, 9);
+	/* msn 1 (PSN 11) before msn 0 (10), no WQE: refused at 11 */
+	rt_send(&p, 11, 1, 16, 0, 16, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_RNR);
+	MRC_EXPECT_EQ(r->epoch, 1);
+	/* epoch 0's FETCH_ADD at 12: void, whatever the QP grants */
+	rt_rd_atomic(&p, 12, MRC_OP_FETCH_ADD);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(mk.cnt[MRC_CNT_VOIDED], 2);
+	MRC_EXPECT_FALSE(r->fnak);
+	/* msn 0 at 10, a WQE for it now: delivered, cum passes 12 */
+	rt_post_recv(0xa, 64);
+	rt_send(&p, 10, 0, 16, 0, 16, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(r->rx.cum, 13);
+	MRC_ASSERT_TRUE(mk.nrcqe == 1);
+	MRC_EXPECT_EQ(mk.rcqe[0].status, MRC_WC_SUCCESS);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_TRUE(mrc_resp_ready(r));
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_ACK);
+	/* epoch 1: msn 1 again at 13, then the FETCH_ADD at 14: NAKed */
+	rt_post_recv(0xb, 64);
+	rt_send(&p, 13, 1, 16, 0, 16, MRC_F_FIRST | MRC_F_LAST);
+	p.epoch = 1;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(mk.nrcqe == 2);
+	MRC_EXPECT_EQ(mk.rcqe[1].wr_id, 0xb);
+	rt_rd_atomic(&p, 14, MRC_OP_FETCH_ADD);
+	p.epoch = 1;
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 14);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+	MRC_EXPECT_EQ(mk.atomics, 0);
+}
+
 MRC_TEST(resp_write_last_held)
 {
 	struct mrc_resp *r;
@@ -2401,6 +2456,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_cumack_rx_and_carry_limit),
 	  MRC_CASE(resp_rnr_then_resend),
 	  MRC_CASE(resp_rnr_voids_the_rest_of_its_epoch),
+	  MRC_CASE(resp_voided_request_not_access_checked),
 	  MRC_CASE(resp_write_last_held),
 	  MRC_CASE(resp_held_write_mr_gone_fails_visibly),
 	  MRC_CASE(resp_write_seg_size_change_refused),

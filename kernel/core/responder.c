@@ -1309,9 +1309,14 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 	while (st != MRC_RESP_DONE) {
 		switch (st) {
 		case MRC_RESP_CHECK_ACCESS:
+			/*
+			 * Not a void request (an ended epoch's, at or after
+			 * its void point): it is not checked, its resend is.
+			 */
 			need = resp_req_access(p->opcode);
 			if (need && !(r->cfg.qp_access & need) &&
-			    mrc_rx_check(&r->rx, p->psn) == MRC_RX_NEW) {
+			    mrc_rx_check(&r->rx, p->psn) == MRC_RX_NEW &&
+			    !resp_voided(r, p)) {
 				syn = MRC_SYN_REM_ACCESS;
 				next = MRC_RESP_NAK;
 			} else {

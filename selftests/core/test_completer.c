@@ -1181,6 +1181,70 @@ MRC_TEST(comp_fatal_nak_wait_starts_at_nak)
 }
 
 /*
+ * A QP that fails at a response -- here the READ response that ends a
+ * fatal NAK's wait: the READ completes, the NAKed WRITE fails, the QP
+ * with it -- completes nothing of its peer's after that response's PSN:
+ * a WRITE_IMM the peer sent behind the response, received first (its
+ * packet waited for the response's PSN), is flushed with the QP, never
+ * delivered successfully after the error (sim seed 418189).
+ */
+MRC_TEST(comp_fail_at_response_completes_nothing_after)
+{
+	struct mrc_ack_info a;
+	struct mrc_resp *r;
+	struct mrc_req *q;
+	struct mrc_pkt p;
+	u8 data[64];
+	u32 i;
+
+	MRC_ALLOC(q);
+	MRC_ALLOC(r);
+	ct_setup(q, 10);
+	mrc_resp_reset(r, &mk_e);
+	mrc_resp_start(r, &mk_e, 100, 16, 8);
+	r->cfg.dest_qpn = 7;
+	r->cfg.max_dest_rd_atomic = 4;
+	r->cfg.npaths = 1;
+	r->cfg.qp_access = mk.mr_access;
+	mk.comp_q = q;
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 10, accepted */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 11, NAKed */
+	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 11);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(mk.nscqe, 0);	/* waits for the READ's response */
+	/* the peer's WRITE_IMM at 101, sent behind its response at 100 */
+	rt_post_recv(0xa, 64);
+	rt_write(&p, 101, MK_VA, 16, 0, 16, MRC_F_FIRST | MRC_F_LAST);
+	p.opcode = MRC_OP_WRITE_IMM;
+	p.write.rmsn = 0;
+	p.write.imm = 5;
+	rt_fill(rt_pay[0], 16, 1);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(mk.nrcqe, 0);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* the response: the READ completes, the WRITE fails, the QP too */
+	for (i = 0; i < 64; i++)
+		data[i] = (u8)(i * 3 + 1);
+	memset(&p, 0, sizeof(p));
+	p.opcode = MRC_OP_READ_RESP;
+	p.flags = MRC_F_FIRST | MRC_F_LAST;
+	p.psn = 100;
+	p.rresp.req_psn = 10;
+	p.rresp.msg_len = 64;
+	p.payload_len = 64;
+	mrc_resp_rx(r, &mk_e, &p, data, false);
+	MRC_ASSERT_TRUE(mk.nscqe == 2);
+	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);
+	MRC_EXPECT_MEMEQ(mk.local, data, 64);
+	MRC_EXPECT_EQ(mk.scqe_status[1], MRC_WC_REM_ACCESS_ERR);
+	MRC_EXPECT_TRUE(q->failed);
+	/* nothing after the response's PSN completes successfully */
+	for (i = 0; i < mk.nrcqe; i++)
+		MRC_EXPECT_TRUE(mk.rcqe[i].status != MRC_WC_SUCCESS);
+	mk.comp_q = NULL;
+}
+
+/*
  * Version 2: the cumulative ACK a peer's packet carries (cum_lo, 16 bits)
  * is applied as cum_psn = una + (u16)(cum_lo - una), through the 16- and
  * 32-bit wraps, completing WQEs; without an RTT sample. One outside
@@ -1245,4 +1309,5 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_fatal_nak_waits_for_earlier_response),
 	  MRC_CASE(comp_fatal_nak_wait_bounded),
 	  MRC_CASE(comp_fatal_nak_wait_starts_at_nak),
+	  MRC_CASE(comp_fail_at_response_completes_nothing_after),
 	  MRC_CASE(comp_states_covered));

@@ -753,10 +753,10 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 {
 	u32 req_psn = p->opcode == MRC_OP_READ_RESP ? p->rresp.req_psn :
 		      p->aresp.req_psn;
+	bool done, was_failed = q->failed;
 	struct mrc_ack_info a;
 	struct mrc_swqe *w;
 	u32 got;
-	bool done;
 
 	w = comp_find_rd(q, req_psn);
 	done = w && !w->resp_done;
@@ -794,7 +794,8 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 	 * with, and a delayed one would only land in the peer's next
 	 * exchange (a ping-pong's next request).
 	 */
-	return done && !q->rd_atomic_out ? MRC_COMP_ACK_NOW : 0;
+	return (done && !q->rd_atomic_out ? MRC_COMP_ACK_NOW : 0) |
+	       (q->failed && !was_failed ? MRC_COMP_FAILED : 0);
 }
 
 int mrc_comp_cum(struct mrc_req *q, const struct mrc_env *e, u16 cum_lo)

@@ -47,9 +47,13 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
  * acknowledgement"). It is committed whatever happens (a stale or
  * mismatched response is committed and ignored). Returns 0, or
  * MRC_COMP_ACK_NOW when it completed the last READ/atomic awaited: its
- * ACK should go at once, not delayed (protocol.rst "ACK policy").
+ * ACK should go at once, not delayed (protocol.rst "ACK policy"), and
+ * MRC_COMP_FAILED when it failed the QP (the fatal NAK whose wait it
+ * ended, an error WQE it let complete): nothing of the peer's after its
+ * PSN may complete.
  */
 #define MRC_COMP_ACK_NOW	1
+#define MRC_COMP_FAILED		2
 int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 		  const struct mrc_pkt *p, const struct mrc_src *src);
 

@@ -258,7 +258,8 @@ struct mrc_env_ops {
 	 * place response @p (payload at @src) and commit its PSN; 0, or
 	 * MRC_COMP_ACK_NOW: it completed the last READ/atomic awaited
 	 * (version 1 acknowledged it at once; version 2 leaves that ACK to
-	 * the next request, protocol.rst "ACK policy").
+	 * the next request, protocol.rst "ACK policy"), | MRC_COMP_FAILED:
+	 * it failed the QP (nothing after its PSN completes).
 	 * comp_progress: a response was committed (complete WQEs, and the
 	 * requester may go on).
 	 */

@@ -1302,7 +1302,7 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 	u8 syn = MRC_SYN_ACK, held_syn = 0;
 	int res = RESP_DROP;
 	u32 need, fail_psn = 0;
-	bool refused = false;
+	bool refused = false, failed = false;
 
 	if (r->cfg.uc)
 		return resp_uc_rx(r, e, p, pkt);
@@ -1426,13 +1426,21 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			 * the next request carries (version 2; version 1 sent
 			 * it at once after the last response awaited).
 			 */
-			e->ops->comp_resp(e->ctx, p, &src);
+			failed = e->ops->comp_resp(e->ctx, p, &src) &
+				 MRC_COMP_FAILED;
 			res = RESP_PLACED;
 			next = MRC_RESP_COMMIT;
 			break;
 		case MRC_RESP_COMMIT:
 			mrc_rx_commit(&r->rx, p->psn);
-			if (res == RESP_HELD)
+			/*
+			 * The response failed the QP: it is in ERR from this
+			 * PSN on, nothing after it completes (the QP's flush
+			 * ends the receive WQEs).
+			 */
+			if (failed)
+				next = MRC_RESP_DONE;
+			else if (res == RESP_HELD)
 				next = MRC_RESP_ACK;
 			else if (r->nheld)
 				next = MRC_RESP_RUN_HELD;

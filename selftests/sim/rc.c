@@ -223,6 +223,9 @@ struct rc_conn {
 	struct mrc_req *q;
 	struct mrc_env qenv;
 	struct sim_timer qtimer[MRC_TIMER_MAX];
+	/* the core completer's wait after a fatal NAK: its latest deadline */
+	bool fw_on;
+	u64 fw_due;
 	/* the full loop: both QPs of real engines (else NULL) */
 	struct fq *fq[2];
 	bool fq_borrowed;	/* the reverse direction of rc[0]'s QPs */
@@ -1511,12 +1514,55 @@ static void cq_timer_arm(void *ctx, u8 t, u32 us)
 }
 
 /* The requester set its retransmission timer: a probe's timeout is right. */
+/*
+ * The core completer's timer is set while @q is after a fatal NAK: it is
+ * the wait for the responses sent before the NAK (protocol.rst "Fatal
+ * NAK"); remember its deadline for rc_fnak_flush_check().
+ */
+static void rc_fnak_wait_seen(struct rc_conn *c, const struct mrc_req *q,
+			      u32 us)
+{
+	if (c && q->peer_err && !q->failed) {
+		c->fw_on = true;
+		c->fw_due = W.now + us;
+	}
+}
+
+/*
+ * A READ/atomic before the NAKed WQE whose request the responder
+ * acknowledged is flushed after a fatal NAK only once the wait for its
+ * response is over: one RTO from the NAK, or from the last part of the
+ * response that came, whichever is later (not at the NAK, not when a
+ * timer armed before the NAK runs out). The first flushed one only: the
+ * later ones flush because it did. A WQE voided by an RNR refusal is
+ * flushed without a wait (resp_done: it never ran).
+ */
+static void rc_fnak_flush_check(struct rc_conn *c, const struct mrc_req *q,
+				const struct mrc_swqe *sw, u8 status)
+{
+	if (status != MRC_WC_WR_FLUSH_ERR || c->sq_bad || !q->peer_err ||
+	    q->failed || !q->nak_found || !sw->rd_atomic || !sw->segmented ||
+	    sw->resp_done || !mrc_seq_lt(q->sq_tail, q->nak_idx) ||
+	    !mrc_seq_lt(sw->last_psn, q->sb.una))
+		return;
+	COV(comp_fnak_flush);
+	SIM_CHECK(c->fw_on, "WR %u (READ/atomic, request psn %u "
+		  "acknowledged) flushed after a fatal NAK, no wait for its "
+		  "response started since the NAK", (u32)sw->wr_id,
+		  sw->first_psn);
+	SIM_CHECK(W.now >= c->fw_due, "WR %u (READ/atomic, request psn %u "
+		  "acknowledged) flushed after a fatal NAK %llu us before the "
+		  "wait for its response ended", (u32)sw->wr_id, sw->first_psn,
+		  (unsigned long long)(c->fw_due - W.now));
+}
+
 static void cq_trace_rto(void *ctx, bool tlp, u32 us)
 {
 	struct rc_conn *c = ctx;
 
 	if (tlp)
 		req_pto_check(c->q, c->req.qpn, us);
+	rc_fnak_wait_seen(c, c->q, us);
 }
 
 static void cq_timer_cancel(void *ctx, u8 t)
@@ -1627,6 +1673,14 @@ static int cq_sq_copy(void *ctx, const struct mrc_swqe *sw, u64 offset,
 	return MRC_COPY_OK;
 }
 
+static int cq_post_scqe_q(void *ctx, const struct mrc_swqe *sw, u8 status)
+{
+	struct rc_conn *c = ctx;
+
+	rc_fnak_flush_check(c, c->q, sw, status);
+	return cq_post_scqe(ctx, sw, status);
+}
+
 static const struct mrc_env_ops cq_env_ops = {
 	.now_us = cq_now,
 	.emit = cq_emit,
@@ -1637,7 +1691,7 @@ static const struct mrc_env_ops cq_env_ops = {
 	.trace_rto = cq_trace_rto,
 	.count = cq_count,
 	.transition = cq_transition,
-	.post_scqe = cq_post_scqe,
+	.post_scqe = cq_post_scqe_q,
 	.sq_consumed = cq_sq_consumed,
 	.sq_copy = cq_sq_copy,
 };
@@ -2027,7 +2081,7 @@ static int creq_recv(struct ep *e, const struct mrc_pkt *p, const u8 *payload,
 		  p->opcode == MRC_OP_ATOMIC_RESP, "requester got opcode %u",
 		  p->opcode);
 	/* as responder.c: the last response awaited is acknowledged now */
-	if (mrc_comp_resp(c->q, &c->qenv, p, &src) == MRC_COMP_ACK_NOW)
+	if (mrc_comp_resp(c->q, &c->qenv, p, &src) & MRC_COMP_ACK_NOW)
 		e->rx.ack_now = 1;
 	r = EP_PLACED;
 	/* the response's implicit ACK retires only what the peer has */
@@ -2415,6 +2469,7 @@ static void fq_trace_rto(void *ctx, bool tlp, u32 us)
 {
 	if (tlp)
 		req_pto_check(fq_of(ctx)->q, fq_of(ctx)->ep->qpn, us);
+	rc_fnak_wait_seen(fq_of(ctx)->creq, fq_of(ctx)->q, us);
 }
 
 static void fq_timer_cancel(void *ctx, u8 t)
@@ -2453,6 +2508,7 @@ static int fq_post_scqe(void *ctx, const struct mrc_swqe *w, u8 status)
 	struct fq *f = fq_of(ctx);
 
 	SIM_CHECK(f->creq, "send completion on a QP without a WR stream");
+	rc_fnak_flush_check(f->creq, f->q, w, status);
 	return cq_post_scqe(f->creq, w, status);
 }
 
@@ -3890,6 +3946,7 @@ started:
 #endif
 		c->req_err = c->rsp_err = c->flush_pending = false;
 		c->sq_bad = false;
+		c->fw_on = false;
 		c->next_wr = c->cur_wr = c->done_wr = c->ok_wr = 0;
 		c->cmpl_limit = ~0u;
 		c->cur_busy = false;

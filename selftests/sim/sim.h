@@ -134,6 +134,7 @@ u64 rng_range(struct sim_rng *r, u64 lo, u64 hi);
 	X(resp_err, "responder: QP error") \
 	X(req_cqe_ok, "requester: successful completion") \
 	X(req_cqe_err, "requester: error completion") \
+	X(comp_fnak_flush, "completer: an acknowledged READ/atomic flushed after a fatal NAK's wait") \
 	X(req_flush, "requester: flushed WR") \
 	X(req_rnr_retry, "requester: RNR retry") \
 	X(req_fence, "requester: fenced WR (after READ/atomics)") \

@@ -175,8 +175,10 @@ check "n1: after reconnect, read it back" read_cmp $((32 * MIB)) $((2 * MIB))
 check "n2: /dev/ram0 holds it" target_cmp $((32 * MIB)) $((2 * MIB))
 # The same I/O under netem on both nodes (NVMEOF_NETEM: ';'-separated
 # netem arguments), at offsets not written before: nvme-rdma's WRITE data
-# + SEND_WITH_INV and nvmet-rdma's READs of host memory, reordered and lost.
-IFS=';' read -r -a NETEM <<<"${NVMEOF_NETEM:-loss 1%;delay 1ms reorder 10%}"
+# + SEND_WITH_INV and nvmet-rdma's READs of host memory, reordered and lost:
+# loss alone, reordering alone, and both together (issue 10's "loss 1% and
+# reorder 10%").
+IFS=';' read -r -a NETEM <<<"${NVMEOF_NETEM:-loss 1%;delay 1ms reorder 10%;delay 1ms reorder 10% loss 1%}"
 base=$((8 * MIB))
 for cond in "${NETEM[@]}"; do
 	check "netem $cond on both nodes" \

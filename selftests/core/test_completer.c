@@ -80,6 +80,18 @@ static void ct_ack(struct mrc_ack_info *a, u32 cum, u8 syn, u32 nak_psn)
 	a->nak_psn = nak_psn;
 }
 
+/* A READ response for the request at @req_psn: @len bytes at @off. */
+static void ct_read_resp(struct mrc_pkt *p, u32 req_psn, u32 msg_len,
+			 u32 off, u16 len)
+{
+	memset(p, 0, sizeof(*p));
+	p->opcode = MRC_OP_READ_RESP;
+	p->rresp.req_psn = req_psn;
+	p->rresp.msg_len = msg_len;
+	p->rresp.offset = off;
+	p->payload_len = len;
+}
+
 MRC_TEST(comp_ack_completes_in_order)
 {
 	struct mrc_ack_info a;
@@ -1109,9 +1121,34 @@ MRC_TEST(comp_fatal_nak_wait_bounded)
  * the retried WRITE expired 0.6 ms after the NAK came, and the 1 MiB
  * READ's last responses, on their way behind it, found the QP in ERR.
  */
-MRC_TEST(comp_fatal_nak_wait_starts_at_nak)
+/*
+ * A READ (10, accepted) and a WRITE (11) whose tail-loss probe went, its
+ * RTO running; the WRITE's fatal NAK comes 1 us before that RTO is due.
+ * Returns the time of the NAK.
+ */
+static u64 ct_nak_before_rto(struct mrc_req *q)
 {
 	struct mrc_ack_info a;
+
+	ct_setup(q, 10);
+	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 10, accepted */
+	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 11, NAKed later */
+	ct_ack(&a, 11, MRC_SYN_ACK, 0);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	if (!q->tlp_armed || !ct_rto_expire(q))
+		return 0;
+	mrc_req_timer(q, &mk_e);
+	mrc_req_arm_rto(q, &mk_e, false);
+	if (!mrc_req_rto_pending(q) || q->tlp_armed)
+		return 0;
+	mk.now = q->rto_due - 1;
+	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 11);
+	mrc_comp_ack(q, &mk_e, &a, false);
+	return mk.now;
+}
+
+MRC_TEST(comp_fatal_nak_wait_starts_at_nak)
+{
 	struct mrc_src src;
 	struct mrc_req *q;
 	struct mrc_pkt p;
@@ -1120,24 +1157,8 @@ MRC_TEST(comp_fatal_nak_wait_starts_at_nak)
 	u32 i;
 
 	MRC_ALLOC(q);
-	ct_setup(q, 10);
-	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);	/* 10, accepted */
-	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);		/* 11, NAKed later */
-	ct_ack(&a, 11, MRC_SYN_ACK, 0);
-	mrc_comp_ack(q, &mk_e, &a, false);
-	MRC_EXPECT_EQ(mk.nscqe, 0);
-	/* the WRITE's tail-loss probe, then its RTO runs */
-	MRC_ASSERT_TRUE(q->tlp_armed);
-	MRC_ASSERT_TRUE(ct_rto_expire(q));
-	mrc_req_timer(q, &mk_e);
-	mrc_req_arm_rto(q, &mk_e, false);
-	MRC_ASSERT_TRUE(mrc_req_rto_pending(q));
-	MRC_ASSERT_TRUE(!q->tlp_armed);
-	/* the NAK comes just before that RTO would fire */
-	mk.now = q->rto_due - 1;
-	t_nak = mk.now;
-	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 11);
-	mrc_comp_ack(q, &mk_e, &a, false);
+	t_nak = ct_nak_before_rto(q);
+	MRC_ASSERT_TRUE(t_nak != 0);
 	MRC_EXPECT_EQ(mk.nscqe, 0);
 	MRC_ASSERT_TRUE(mrc_req_rto_pending(q));
 	MRC_EXPECT_TRUE(q->rto_due >= t_nak + mrc_req_rto_interval(q));
@@ -1146,18 +1167,8 @@ MRC_TEST(comp_fatal_nak_wait_starts_at_nak)
 		;
 	MRC_EXPECT_TRUE(mk.now >= t_nak + mrc_req_rto_interval(q));
 	/* the response, had it come before that, completes the READ */
-	ct_setup(q, 10);
-	ct_wqe(q, MRC_OP_READ_REQ, 64, 1, true);
-	ct_wqe(q, MRC_OP_WRITE, 100, 1, true);
-	ct_ack(&a, 11, MRC_SYN_ACK, 0);
-	mrc_comp_ack(q, &mk_e, &a, false);
-	MRC_ASSERT_TRUE(ct_rto_expire(q));
-	mrc_req_timer(q, &mk_e);
-	mrc_req_arm_rto(q, &mk_e, false);
-	mk.now = q->rto_due - 1;
-	t_nak = mk.now;
-	ct_ack(&a, 11, MRC_SYN_REM_ACCESS, 11);
-	mrc_comp_ack(q, &mk_e, &a, false);
+	t_nak = ct_nak_before_rto(q);
+	MRC_ASSERT_TRUE(t_nak != 0);
 	mk.now = t_nak + 2;		/* past the WRITE's old deadline */
 	if (mk.armed[MRC_TIMER_RTO] && mk.timer_at[MRC_TIMER_RTO] <= mk.now &&
 	    ct_rto_expire(q))
@@ -1166,11 +1177,7 @@ MRC_TEST(comp_fatal_nak_wait_starts_at_nak)
 	MRC_EXPECT_FALSE(q->failed);
 	for (i = 0; i < 64; i++)
 		data[i] = (u8)(i * 7 + 1);
-	memset(&p, 0, sizeof(p));
-	p.opcode = MRC_OP_READ_RESP;
-	p.rresp.req_psn = 10;
-	p.rresp.msg_len = 64;
-	p.payload_len = 64;
+	ct_read_resp(&p, 10, 64, 0, 64);
 	src = (struct mrc_src){ .pkt = data, .buf = NULL, .off = 0 };
 	mrc_comp_resp(q, &mk_e, &p, &src);
 	MRC_ASSERT_TRUE(mk.nscqe == 2);
@@ -1225,13 +1232,9 @@ MRC_TEST(comp_fail_at_response_completes_nothing_after)
 	/* the response: the READ completes, the WRITE fails, the QP too */
 	for (i = 0; i < 64; i++)
 		data[i] = (u8)(i * 3 + 1);
-	memset(&p, 0, sizeof(p));
-	p.opcode = MRC_OP_READ_RESP;
+	ct_read_resp(&p, 10, 64, 0, 64);
 	p.flags = MRC_F_FIRST | MRC_F_LAST;
 	p.psn = 100;
-	p.rresp.req_psn = 10;
-	p.rresp.msg_len = 64;
-	p.payload_len = 64;
 	mrc_resp_rx(r, &mk_e, &p, data, false);
 	MRC_ASSERT_TRUE(mk.nscqe == 2);
 	MRC_EXPECT_EQ(mk.scqe_status[0], MRC_WC_SUCCESS);

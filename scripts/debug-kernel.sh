@@ -85,7 +85,7 @@ MODULES=(
 	sch_netem sch_htb sch_fq sch_ingress sch_prio sch_tbf
 	cls_u32 cls_matchall cls_bpf cls_flower act_gact act_mirred act_bpf
 	nfnetlink nf_tables nft_compat x_tables xt_tcpudp xt_multiport
-	xt_comment ip_tables iptable_filter ip6_tables ip6table_filter
+	xt_comment xt_u32 ip_tables iptable_filter ip6_tables ip6table_filter
 	nf_conntrack nf_defrag_ipv4 nf_defrag_ipv6 nft_ct
 )
 

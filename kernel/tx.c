@@ -223,8 +223,11 @@ again:
 	 * the peer keeps NAKing RNR.
 	 */
 	if (!s->req.rnr_wait && test_and_clear_bit(TP_EV_RTO, &tp->events) &&
-	    s->req.anchored)
+	    s->req.anchored) {
 		mrc_req_timer(&s->req, &e);
+		/* a fatal NAK waiting without progress: bounded */
+		mrc_resp_fnak_tick(&s->resp, &e, s->req.cfg.retry_cnt + 1);
+	}
 	if (s->req.probe_due) {
 		s->req.probe_due = false;
 		tp_probe(qp, &e, &q, s->req.probe_psn);

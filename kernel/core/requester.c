@@ -191,6 +191,7 @@ static int req_next_resp(struct mrc_req *q, struct mrc_resp *r,
 
 	if (req_new_psn(q, e, o))
 		return MRC_REQ_STOP;
+	mrc_resp_fnak_progress(r);
 	o->resp = 1;
 	/* its first packet acknowledges the request: no ACK of its own */
 	if (h->kind == MRC_RSP_ATOMIC || !h->off)

@@ -823,6 +823,26 @@ void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e)
 	resp_fail(r, e, MRC_QPE_ACCESS_ERR);
 }
 
+/*
+ * The owed responses of a waiting fatal NAK go in the QP's own PSN space,
+ * under its congestion window. Two QPs each waiting to NAK a request of
+ * the other, behind responses to the other's READs, never acknowledge the
+ * requests that fill each other's window, so neither response can go:
+ * without a bound both would wait forever (sim seed 604818). No progress
+ * over @limit expiries of the QP's retransmission timer (retry_cnt + 1 of
+ * them): the NAK goes now. The requester flushes the READs/atomics whose
+ * responses did not come (protocol.rst "Fatal NAK").
+ */
+void mrc_resp_fnak_tick(struct mrc_resp *r, const struct mrc_env *e,
+			u32 limit)
+{
+	if (!r->fnak || !mrc_resp_ready(r) || ++r->fnak_ticks <= limit)
+		return;
+	r->fnak = 0;
+	mrc_rspq_clear(&r->rspq);
+	resp_late_fail(r, e, r->fnak_syn, r->fnak_psn);
+}
+
 /* ---------------------------------------------- RNR and the epoch */
 
 /* The receive message sequence of a request that has one, else -1. */
@@ -1433,6 +1453,7 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 			break;
 		case MRC_RESP_COMMIT:
 			mrc_rx_commit(&r->rx, p->psn);
+			mrc_resp_fnak_progress(r);
 			/*
 			 * The response failed the QP: it is in ERR from this
 			 * PSN on, nothing after it completes (the QP's flush
@@ -1534,6 +1555,7 @@ unsigned int mrc_resp_rx(struct mrc_resp *r, const struct mrc_env *e,
 				if (!r->fnak || mrc_seq_lt(p->psn, r->fnak_psn)) {
 					r->fnak_psn = p->psn;
 					r->fnak_syn = syn;
+					r->fnak_ticks = 0;
 				}
 				r->fnak = 1;
 				mrc_rspq_drop_from(&r->rspq, r->fnak_psn);

@@ -154,6 +154,11 @@ struct mrc_resp {
 	u8 fnak_syn;
 	u32 fnak_psn;
 	/*
+	 * Expiries of the QP's retransmission timer since the waiting NAK
+	 * last saw progress (mrc_resp_fnak_tick()).
+	 */
+	u32 fnak_ticks;
+	/*
 	 * An ACK is owed that the response to the READ/atomic just queued
 	 * will carry, in the requester pass that follows (MRC_RESP_TX): no
 	 * delayed-ACK timer yet, mrc_resp_ack_settle() arms it if the pass
@@ -260,6 +265,21 @@ bool mrc_resp_rsp_ready(const struct mrc_resp *r);
 int mrc_resp_rsp_exec(struct mrc_resp *r, const struct mrc_env *e,
 		      struct mrc_rsp *q);
 void mrc_resp_rsp_abort(struct mrc_resp *r, const struct mrc_env *e);
+
+/*
+ * The wait of a fatal NAK (fnak) is bounded. tick: the QP's
+ * retransmission timer expired (after mrc_req_timer()); after @limit
+ * ticks without progress the NAK goes and the QP fails, the responses
+ * not built and the PSNs not here notwithstanding (protocol.rst "Fatal
+ * NAK"). progress: a response packet was built (the requester); a
+ * committed packet is progress too (mrc_resp_rx()).
+ */
+void mrc_resp_fnak_tick(struct mrc_resp *r, const struct mrc_env *e,
+			u32 limit);
+static inline void mrc_resp_fnak_progress(struct mrc_resp *r)
+{
+	r->fnak_ticks = 0;
+}
 
 /*
  * The end of a requester pass (the environment runs one after

@@ -908,6 +908,67 @@ MRC_TEST(resp_fatal_nak_after_queued_read)
 }
 
 /*
+ * The wait of a fatal NAK is bounded. Its owed responses go in the QP's
+ * own PSN space, under its congestion window; when that window is full of
+ * the QP's requests that the peer never acknowledges -- the peer itself
+ * waits to NAK one of them, behind responses of its own that cannot go
+ * for the same reason -- both QPs waited forever (sim seed 604818,
+ * faults access, loss, reorder: READs both ways, each QP with a refused
+ * WRITE). Each expiry of the QP's retransmission timer is a tick; a
+ * response built or a packet committed is progress. After @limit ticks
+ * without progress the NAK goes (the requester flushes what did not
+ * come), and the QP fails: no hang.
+ */
+MRC_TEST(resp_fatal_nak_wait_bounded_by_timeouts)
+{
+	struct mrc_resp *r;
+	struct mrc_pkt p;
+	u32 i;
+
+	MRC_ALLOC(r);
+	rt_setup(r, 0);
+	rt_rd_atomic(&p, 0, MRC_OP_READ_REQ);
+	mrc_resp_rx(r, &mk_e, &p, NULL, false);
+	rt_write(&p, 2, MK_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	p.write.rkey = MK_RKEY ^ 0x100;
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_ASSERT_TRUE(r->fnak && r->fnak_psn == 2);
+	/* no response can be built, PSN 1 is missing: the timer ticks */
+	for (i = 0; i < 3; i++)
+		mrc_resp_fnak_tick(r, &mk_e, 3);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_TRUE(r->fnak);
+	/* a response packet built is progress: the count starts again */
+	mrc_resp_fnak_progress(r);
+	for (i = 0; i < 3; i++)
+		mrc_resp_fnak_tick(r, &mk_e, 3);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* so is a packet committed (PSN 1, a WRITE before it) */
+	rt_write(&p, 1, MK_VA + 16, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
+	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
+	MRC_EXPECT_EQ(r->rx.cum, 2);
+	mrc_resp_fnak_tick(r, &mk_e, 3);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	mrc_resp_fnak_tick(r, &mk_e, 3);
+	mrc_resp_fnak_tick(r, &mk_e, 3);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	/* one tick more: the NAK goes, the QP fails */
+	mrc_resp_fnak_tick(r, &mk_e, 3);
+	MRC_ASSERT_TRUE(rt_last_ack() != NULL);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.syndrome, MRC_SYN_REM_ACCESS);
+	MRC_EXPECT_EQ(rt_last_ack()->ack.nak_psn, 2);
+	MRC_EXPECT_EQ(mk.nerr, 1);
+	MRC_EXPECT_EQ(mk.err_event, MRC_QPE_ACCESS_ERR);
+	MRC_EXPECT_TRUE(!r->fnak);
+	/* nothing waits: ticks do nothing */
+	rt_setup(r, 0);
+	for (i = 0; i < 10; i++)
+		mrc_resp_fnak_tick(r, &mk_e, 3);
+	MRC_EXPECT_EQ(mk.nerr, 0);
+	MRC_EXPECT_EQ(mk.nemit, 0);
+}
+
+/*
  * Under spraying a request that is refused on arrival can overtake
  * earlier ones. IB executes in PSN order: the SEND before a WRITE with a
  * bad rkey is delivered, and only then the WRITE fails. So the NAK (and
@@ -2468,6 +2529,7 @@ MRC_SUITE(responder,
 	  MRC_CASE(resp_access_errors),
 	  MRC_CASE(resp_zero_length_no_rkey_check),
 	  MRC_CASE(resp_fatal_nak_after_queued_read),
+	  MRC_CASE(resp_fatal_nak_wait_bounded_by_timeouts),
 	  MRC_CASE(resp_fatal_nak_committed_not_deferred),
 	  MRC_CASE(resp_fatal_nak_waits_for_earlier_psns),
 	  MRC_CASE(resp_fatal_nak_waiting_superseded),

@@ -2846,6 +2846,9 @@ static void fq_tx(struct fq *f)
 			else if (mrc_sb_outstanding(&q->sb))
 				COV(rto_fired);
 			mrc_req_timer(q, &f->env);
+			/* as tx.c: a waiting fatal NAK is bounded */
+			mrc_resp_fnak_tick(f->r, &f->env,
+					   q->cfg.retry_cnt + 1);
 		}
 	}
 	if (q->probe_due) {

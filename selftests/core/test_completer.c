@@ -368,6 +368,49 @@ MRC_TEST(comp_rnr_exhausted_never_resent)
  * 16, looks ahead), nor one too far ahead; implicit acknowledgements
  * (a response, CUMACK) say nothing of epochs.
  */
+/*
+ * Epochs are compared modulo 16: an ACK from 14 epochs ago, duplicated and
+ * delayed by the fabric, reads as 2 ahead. Its nak_psn (0: nothing refused
+ * in epoch 0) was taken for a live PSN once the PSNs had wrapped, and the
+ * requester switched epochs and resent WQEs the responder never refused
+ * (sim seed 601009, faults dereg, rnr, reorder, dup). An ACK whose
+ * cumulative point is behind una is older than one already applied, which
+ * told at least its epoch: it switches nothing.
+ */
+MRC_TEST(comp_stale_ack_epoch_wrap_ignored)
+{
+	struct mrc_ack_info a;
+	struct mrc_req *q;
+
+	MRC_ALLOC(q);
+	ct_setup(q, 0xfffffff0U);
+	q->cfg.rnr_retry = 7;
+	q->epoch = 14;
+	ct_wqe(q, MRC_OP_SEND, 8, 1, true);	/* fff0 */
+	ct_wqe(q, MRC_OP_WRITE, 8000, 16, true);	/* fff1..0000 */
+	ct_wqe(q, MRC_OP_SEND, 8, 1, true);	/* 0001 */
+	ct_ack(&a, 0xfffffff8U, MRC_SYN_ACK, 0xfffffff0U);
+	a.epoch = 14;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_ASSERT_TRUE(q->sb.una == 0xfffffff8U);
+	MRC_EXPECT_EQ(q->epoch, 14);
+	/* epoch 0's ACK, cum fff2 (behind una), nak_psn 0 (a live PSN) */
+	ct_ack(&a, 0xfffffff2U, MRC_SYN_ACK, 0);
+	a.epoch = 0;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->epoch, 14);
+	MRC_EXPECT_EQ(q->rnr_wait, 0);
+	MRC_EXPECT_EQ(q->sq_seg, 3);
+	MRC_EXPECT_EQ(q->pkt[0].voided, 0);
+	MRC_EXPECT_EQ(q->pkt[1].voided, 0);
+	/* a live refusal (cum at una) still switches */
+	ct_ack(&a, 0xfffffff8U, MRC_SYN_RNR, 0xfffffffcU);
+	a.epoch = 15;
+	mrc_comp_ack(q, &mk_e, &a, false);
+	MRC_EXPECT_EQ(q->epoch, 15);
+	MRC_EXPECT_EQ(q->sq_seg, 1);
+}
+
 MRC_TEST(comp_rnr_nak_stale_ignored)
 {
 	struct mrc_ack_info a;
@@ -1297,6 +1340,7 @@ MRC_SUITE(completer,
 	  MRC_CASE(comp_rnr_nak),
 	  MRC_CASE(comp_rnr_exhausted_never_resent),
 	  MRC_CASE(comp_rnr_nak_stale_ignored),
+	  MRC_CASE(comp_stale_ack_epoch_wrap_ignored),
 	  MRC_CASE(comp_error_nak_of_acked_read),
 	  MRC_CASE(comp_fatal_nak_of_acked_write),
 	  MRC_CASE(comp_anchor_and_resp_timer),

@@ -470,14 +470,6 @@ static void comp_epoch(struct mrc_req *q, const struct mrc_env *e,
 	if (!x || x >= MRC_EPOCHS / 2 ||
 	    (a->syndrome != MRC_SYN_ACK && a->syndrome != MRC_SYN_RNR))
 		return;
-	/*
-	 * Older than an ACK already applied (its cum is behind una: the
-	 * responder's cum only grows), which told at least its epoch. An
-	 * ACK of 14 epochs ago reads as 2 ahead, and its nak_psn may name a
-	 * live PSN after the wrap (sim seed 601009).
-	 */
-	if (mrc_seq_lt(a->cum_psn, q->sb.una))
-		return;
 	/* it names a request not voided that awaits its ACK */
 	if (!mrc_seq_in(a->nak_psn, q->sb.una, q->sb.nxt) ||
 	    d->kind != MRC_TXD_REQ || d->voided ||

@@ -181,6 +181,7 @@ static void tp_reset(struct metaroce_qp *qp)
 	s->req.peer_err = false;
 	s->req.nak_found = false;
 	s->req.nak_flush = false;
+	s->req.ack_cum_ok = false;
 	s->req.rnr_wait = false;
 	s->req.undo_armed = false;
 	s->req.probe_due = false;
@@ -339,6 +340,7 @@ void metaroce_tp_qp_modify(struct metaroce_qp *qp, enum ib_qp_state old,
 			mrc_sb_init(&s->req.sb, qp->sq_psn, 0,
 				    MRC_DUPTHRESH_DEFAULT);
 			s->req.anchored = true;
+			s->req.ack_cum_ok = false;
 		}
 		if (old == IB_QPS_RTR) {
 			s->req.retries = 0;

@@ -467,8 +467,18 @@ static void comp_epoch(struct mrc_req *q, const struct mrc_env *e,
 	u32 idx, x;
 
 	x = mrc_epoch_dist(a->epoch, q->epoch);
-	if (!x || x >= MRC_EPOCHS / 2 ||
+	if (!x || x >= MRC_EPOCHS / 2 || a->implicit ||
 	    (a->syndrome != MRC_SYN_ACK && a->syndrome != MRC_SYN_RNR))
+		return;
+	/*
+	 * Older than an ACK packet already applied (the responder's ACKs
+	 * carry a cumulative point and an epoch that only grow), which told
+	 * at least this epoch. An ACK of 14 epochs ago, duplicated and
+	 * delayed, reads as 2 ahead, and its nak_psn may name a live PSN
+	 * after the wrap (sim seed 601009). Not compared with una, which
+	 * the implicit ACKs of responses move without telling epochs.
+	 */
+	if (q->ack_cum_ok && mrc_seq_lt(a->cum_psn, q->ack_cum_max))
 		return;
 	/* it names a request not voided that awaits its ACK */
 	if (!mrc_seq_in(a->nak_psn, q->sb.una, q->sb.nxt) ||
@@ -596,6 +606,7 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
 				mrc_sb_init(&q->sb, a->cum_psn, 0,
 					    MRC_DUPTHRESH_DEFAULT);
 				q->anchored = 1;
+				q->ack_cum_ok = 0;
 				q->progress_us = now;
 				q->want_tx = 1;
 			}
@@ -616,6 +627,11 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
 				ret = -1;
 				next = MRC_COMP_DONE;
 				break;
+			}
+			if (!a->implicit && (!q->ack_cum_ok ||
+			    mrc_seq_gt(a->cum_psn, q->ack_cum_max))) {
+				q->ack_cum_max = a->cum_psn;
+				q->ack_cum_ok = 1;
 			}
 			comp_rd_time(q, a, now);
 			next = q->undo_armed &&
@@ -813,6 +829,7 @@ int mrc_comp_cum(struct mrc_req *q, const struct mrc_env *e, u16 cum_lo)
 	a.cum_psn = cum;
 	a.syndrome = MRC_SYN_ACK;
 	a.epoch = q->epoch;	/* CUMACK says nothing of epochs */
+	a.implicit = 1;
 	a.rwnd = MRC_WND;
 	/* no echo: rtt_from_echo() gives no sample of the future */
 	a.tsecr = (u32)now + 1;

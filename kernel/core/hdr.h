@@ -50,6 +50,7 @@ struct mrc_ack_info {
 	u8 npaths;
 	u8 rnr_timer;
 	u8 epoch;			/* BTH: the responder's receive epoch */
+	u8 implicit;			/* a response's or CUMACK's: no epoch */
 	u8 dsack;			/* dsack_psn is valid */
 	u32 dsack_psn;			/* a PSN received twice (DSACK) */
 	u8 sack[MRC_SACK_BYTES];	/* bit i: PSN cum_psn + i received */

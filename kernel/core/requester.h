@@ -146,6 +146,13 @@ struct mrc_req {
 	u32 smsn;		/* next receive message seq to assign */
 	u8 epoch;		/* request epoch of new request packets */
 	u32 rd_atomic_out;	/* READ/atomic WQEs awaiting responses */
+	/*
+	 * The highest cumulative point of an ACK packet applied (ack_cum_ok:
+	 * one was), not of the implicit ACKs of responses and CUMACKs: one
+	 * behind it is older and tells no epoch switch (comp_epoch()).
+	 */
+	u32 ack_cum_max;
+	u8 ack_cum_ok;
 
 	/*
 	 * anchored: sb's initial PSN is known (RTS, or the ACK of a PROBE

@@ -269,6 +269,7 @@ bool mrc_sb_resp_ack(const struct mrc_sb *sb, u32 req_psn, u64 now_us,
 		return false;
 	e = &sb->ent[req_psn & MRC_WMASK];
 	memset(a, 0, sizeof(*a));
+	a->implicit = 1;
 	a->cum_psn = req_psn + 1;
 
 	a->syndrome = MRC_SYN_ACK;

@@ -373,9 +373,10 @@ MRC_TEST(comp_rnr_exhausted_never_resent)
  * delayed by the fabric, reads as 2 ahead. Its nak_psn (0: nothing refused
  * in epoch 0) was taken for a live PSN once the PSNs had wrapped, and the
  * requester switched epochs and resent WQEs the responder never refused
- * (sim seed 601009, faults dereg, rnr, reorder, dup). An ACK whose
- * cumulative point is behind una is older than one already applied, which
- * told at least its epoch: it switches nothing.
+ * (sim seed 601009, faults dereg, rnr, reorder, dup). An ACK packet whose
+ * cumulative point is behind that of one already applied is older, and
+ * that one told at least its epoch: it switches nothing. (Not una: the
+ * implicit ACKs of responses and CUMACKs move it without epochs.)
  */
 MRC_TEST(comp_stale_ack_epoch_wrap_ignored)
 {
@@ -403,7 +404,13 @@ MRC_TEST(comp_stale_ack_epoch_wrap_ignored)
 	MRC_EXPECT_EQ(q->sq_seg, 3);
 	MRC_EXPECT_EQ(q->pkt[0].voided, 0);
 	MRC_EXPECT_EQ(q->pkt[1].voided, 0);
-	/* a live refusal (cum at una) still switches */
+	/*
+	 * The peer's next request carries a cumulative ACK (CUMACK) to fffa:
+	 * una moves, no epoch told. The refusal of fffc, sent before it and
+	 * arriving after it, has its cum behind una: still a switch.
+	 */
+	MRC_EXPECT_EQ(mrc_comp_cum(q, &mk_e, 0xfffa), 0);
+	MRC_ASSERT_TRUE(q->sb.una == 0xfffffffaU);
 	ct_ack(&a, 0xfffffff8U, MRC_SYN_RNR, 0xfffffffcU);
 	a.epoch = 15;
 	mrc_comp_ack(q, &mk_e, &a, false);

@@ -628,8 +628,9 @@ int mrc_comp_ack(struct mrc_req *q, const struct mrc_env *e,
 				next = MRC_COMP_DONE;
 				break;
 			}
-			if (!a->implicit && (!q->ack_cum_ok ||
-			    mrc_seq_gt(a->cum_psn, q->ack_cum_max))) {
+			if (!a->implicit &&
+			    (!q->ack_cum_ok ||
+			     mrc_seq_gt(a->cum_psn, q->ack_cum_max))) {
 				q->ack_cum_max = a->cum_psn;
 				q->ack_cum_ok = 1;
 			}

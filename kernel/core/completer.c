@@ -800,11 +800,10 @@ int mrc_comp_resp(struct mrc_req *q, const struct mrc_env *e,
 	 * can take longer than an RTO to come in behind the NAK).
 	 */
 	if (w && q->peer_err && !q->failed) {
-		if (done) {
+		if (done)
 			mrc_comp_complete(q, e);
-		} else if (w->resp_bytes != got) {
+		else if (w->resp_bytes != got)
 			comp_peer_err_wait_start(q, e);
-		}
 	}
 	/*
 	 * The last response awaited: nothing will come to coalesce its ACK

@@ -62,6 +62,11 @@ runs=(
 	badwqe="--seed 1012000 --faults badwqe2,invread,loss,reorder,dup --scenario rc --requester engines"
 	pair="--seed 1013000 --faults loss,burst,reorder,dup,corrupt,rnr,reset,stale,badwqe2,invread --scenario rc --requester engines --pair"
 	close="--seed 1014000 --faults close,reorder,dup,rnr,spike,reset --scenario rc --requester engines"
+	rnr-access="--seed 1015000 --faults access,rnr,loss,reorder --scenario rc"
+	rnr-dereg="--seed 1016000 --faults dereg,rnr,reorder,dup --scenario rc"
+	rnr-badwqe="--seed 1017000 --faults badwqe,rnr,access,loss --scenario rc"
+	rnr-vanish="--seed 1018000 --faults vanish,rnr,reorder,loss --scenario rc"
+	rnr-qperr="--seed 1019000 --faults qperr,access,rnr,reorder --scenario rc"
 	dereg="--seed 1 --faults loss,reorder,dup,dereg"
 	qperr="--seed 1 --faults qperr,reset,stale,reorder,dup,loss --scenario rc"
 )

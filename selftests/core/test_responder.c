@@ -357,6 +357,23 @@ MRC_TEST(resp_write_last_held)
 	MRC_EXPECT_EQ(mk.nerr, 0);
 }
 
+
+/*
+ * A fresh responder at PSN 0 and a WRITE of 250 bytes at MK_VA in PSNs 0,
+ * 1, 2 (payloads rt_pay[0..2]), PSN 1 not sent: its LAST is held. The
+ * verdict of PSN 2's mrc_resp_rx().
+ */
+static unsigned int rt_write_250_held(struct mrc_resp *r, struct mrc_pkt *p)
+{
+	rt_setup(r, 0);
+	rt_fill(rt_pay[0], 100, 10);
+	rt_fill(rt_pay[1], 100, 20);
+	rt_fill(rt_pay[2], 50, 30);
+	rt_write(p, 0, MK_VA, 250, 0, 100, MRC_F_FIRST);
+	mrc_resp_rx(r, &mk_e, p, rt_pay[0], false);
+	rt_write(p, 2, MK_VA, 250, 200, 50, MRC_F_LAST);
+	return mrc_resp_rx(r, &mk_e, p, rt_pay[2], false);
+}
 /*
  * Issue 10, 1h. A WRITE's LAST packet that arrived before the rest of its
  * message was committed (acknowledged) and held. Its message's last
@@ -378,15 +395,8 @@ MRC_TEST(resp_held_write_mr_gone_fails_visibly)
 	unsigned int ret;
 
 	MRC_ALLOC(r);
-	rt_setup(r, 0);
-	rt_fill(rt_pay[0], 100, 10);
-	rt_fill(rt_pay[1], 100, 20);
-	rt_fill(rt_pay[2], 50, 30);
 	/* a WRITE of 250 bytes in PSNs 0, 1, 2; PSN 1 is late */
-	rt_write(&p, 0, MK_VA, 250, 0, 100, MRC_F_FIRST);
-	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
-	rt_write(&p, 2, MK_VA, 250, 200, 50, MRC_F_LAST);
-	ret = mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false);
+	ret = rt_write_250_held(r, &p);
 	MRC_EXPECT_EQ(ret, MRC_RESP_HELD);
 	MRC_EXPECT_EQ(mrc_rx_check(&r->rx, 2), MRC_RX_DUP);	/* committed */
 	/* a SEND after the WRITE, placed, waiting for cum to complete */
@@ -1031,16 +1041,8 @@ MRC_TEST(resp_fatal_nak_waiting_superseded)
 	u32 i;
 
 	MRC_ALLOC(r);
-	rt_setup(r, 0);
-	rt_fill(rt_pay[0], 100, 10);
-	rt_fill(rt_pay[1], 100, 20);
-	rt_fill(rt_pay[2], 50, 30);
 	/* a WRITE of 250 bytes in PSNs 0, 1, 2: the LAST is held */
-	rt_write(&p, 0, MK_VA, 250, 0, 100, MRC_F_FIRST);
-	mrc_resp_rx(r, &mk_e, &p, rt_pay[0], false);
-	rt_write(&p, 2, MK_VA, 250, 200, 50, MRC_F_LAST);
-	MRC_EXPECT_EQ(mrc_resp_rx(r, &mk_e, &p, rt_pay[2], false),
-		      MRC_RESP_HELD);
+	MRC_EXPECT_EQ(rt_write_250_held(r, &p), MRC_RESP_HELD);
 	/* PSN 3: a WRITE with a bad rkey waits for PSN 1 */
 	rt_write(&p, 3, MK_VA, 8, 0, 8, MRC_F_FIRST | MRC_F_LAST);
 	p.write.rkey = MK_RKEY ^ 0x100;

@@ -48,6 +48,16 @@ mixes=(
 	rnr-badwqe="badwqe,rnr,access,loss --scenario rc"
 	rnr-vanish="vanish,rnr,reorder,loss --scenario rc"
 	rnr-qperr="qperr,access,rnr,reorder --scenario rc"
+	# errors with the engines, the pair, RNR retry limits and close
+	# (stop 41: 40000 seeds each, close-errors 4000, found nothing); all
+	# but close-errors are cheap, as their QPs fail early
+	pair-errors="access,dereg,qperr,rnr,reorder,loss --scenario rc --requester engines --pair"
+	pair-vanish="vanish,rnrx,reorder,dup --scenario rc --requester engines --pair"
+	pair-reset="reset,access,rnr,dereg,reorder --scenario rc --requester engines --pair"
+	rnrx-errors="rnrx,access,qperr,reorder,loss --scenario rc"
+	engines-errors="access,dereg,vanish,rnr,reorder,dup,stale --scenario rc --requester engines"
+	completer-errors="access,rnrx,loss,reorder,spurious --scenario rc --requester core"
+	close-errors="close,access,dereg,rnr,reorder --scenario rc --requester engines"
 )
 
 make -s -C "$ROOT/selftests/sim" fast || exit 1
@@ -70,7 +80,7 @@ done
 wait
 
 pass=0 fail=0 ops=0
-printf '%-10s %8s %8s %12s %10s\n' mix runs failed operations sim-s
+printf '%-16s %8s %8s %12s %10s\n' mix runs failed operations sim-s
 for m in "${mixes[@]}"; do
 	name=${m%%=*}
 	log=$out/$name.log
@@ -80,7 +90,7 @@ for m in "${mixes[@]}"; do
 	f=$(grep -E '^[0-9]+ passed' "$log" | awk '{print $3}')
 	o=$(sed -E 's/.* ([0-9]+) operations.*/\1/' <<<"$line")
 	s=$(sed -E 's/.* ([0-9.]+) simulated s.*/\1/' <<<"$line")
-	printf '%-10s %8s %8s %12s %10s\n' "$name" "$((p + f))" "$f" "$o" "$s"
+	printf '%-16s %8s %8s %12s %10s\n' "$name" "$((p + f))" "$f" "$o" "$s"
 	pass=$((pass + ${p:-0})) fail=$((fail + ${f:-1})) ops=$((ops + ${o:-0}))
 done
 echo "sim.sh: $ops operations in $(( $(date +%s) - start )) s"

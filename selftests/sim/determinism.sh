@@ -67,6 +67,13 @@ runs=(
 	rnr-badwqe="--seed 1017000 --faults badwqe,rnr,access,loss --scenario rc"
 	rnr-vanish="--seed 1018000 --faults vanish,rnr,reorder,loss --scenario rc"
 	rnr-qperr="--seed 1019000 --faults qperr,access,rnr,reorder --scenario rc"
+	pair-errors="--seed 1020000 --faults access,dereg,qperr,rnr,reorder,loss --scenario rc --requester engines --pair"
+	pair-vanish="--seed 1021000 --faults vanish,rnrx,reorder,dup --scenario rc --requester engines --pair"
+	pair-reset="--seed 1022000 --faults reset,access,rnr,dereg,reorder --scenario rc --requester engines --pair"
+	rnrx-errors="--seed 1023000 --faults rnrx,access,qperr,reorder,loss --scenario rc"
+	engines-errors="--seed 1024000 --faults access,dereg,vanish,rnr,reorder,dup,stale --scenario rc --requester engines"
+	completer-errors="--seed 1025000 --faults access,rnrx,loss,reorder,spurious --scenario rc --requester core"
+	close-errors="--seed 1026000 --faults close,access,dereg,rnr,reorder --scenario rc --requester engines"
 	dereg="--seed 1 --faults loss,reorder,dup,dereg"
 	qperr="--seed 1 --faults qperr,reset,stale,reorder,dup,loss --scenario rc"
 )

@@ -591,6 +591,7 @@ static void kv_destroy_unpolled(struct kv *kv, u32 rkey)
 #define KV_UD_N		8	/* datagrams of one post (one transmit batch) */
 #define KV_UD_LEN	512
 #define KV_UD_QKEY	0x11220033
+#define KV_UD_TRIES	8	/* posts until the handler ran inside one */
 #define KV_GRH		40
 
 struct kv_ud {
@@ -653,8 +654,15 @@ static int kv_ud_modify(struct ib_qp *qp)
  * sleep nor wait there for the packets still queued (the context that
  * would send them is the one it interrupted); they must still leave, each
  * arrives (payload and GRH checked) and each send completes.
+ *
+ * Whether the handler runs inside the post is up to the scheduler: the
+ * softirq runs in the sender's context only while ksoftirqd is not
+ * already taking softirqs on that CPU (a slow debug guest: once in a
+ * debug-kernel run of stop 41). So one try of @try: a try whose
+ * handler ran after the post returned, and whose datagrams all arrived,
+ * is repeated (true: judged, done); the last try is judged as it is.
  */
-static void kv_ud_ah_destroy(struct kv *kv)
+static bool kv_ud_ah_destroy_try(struct kv *kv, int try, bool last)
 {
 	struct ib_cq *scq = NULL, *rcq = NULL;
 	struct ib_qp *qp = NULL;
@@ -672,6 +680,7 @@ static void kv_ud_ah_destroy(struct kv *kv)
 	struct rdma_ah_attr aa = {};
 	unsigned long deadline, seen = 0;
 	int i, err, sent = 0, rcvd = 0, bad = 0, other = 0;
+	bool hit, done = true;
 	struct kv_ud *u;
 	u8 *rb, *sb;
 	struct ib_wc wc;
@@ -682,7 +691,7 @@ static void kv_ud_ah_destroy(struct kv *kv)
 	u = kzalloc(sizeof(*u), GFP_KERNEL);
 	if (!u) {
 		kv_check(kv, false, "UD: memory for the test");
-		return;
+		return true;
 	}
 	sb = kv->sbuf;
 	rb = kv->rbuf;
@@ -791,14 +800,24 @@ static void kv_ud_ah_destroy(struct kv *kv)
 		usleep_range(1000, 2000);
 	}
 out:
-	kv_check(kv, !err && !u->ah && u->in_post && u->in_softirq,
-		 "UD: the receive handler destroyed the AH (rdma_destroy_ah(ah, 0)) in a softirq while the post of %d sends with it was still sending (%d; destroyed %s, in the post %s, in a softirq %s)",
-		 KV_UD_N, err, u->ah ? "no" : "yes", u->in_post ? "yes" : "no",
-		 u->in_softirq ? "yes" : "no");
-	kv_check(kv, !err && sent == KV_UD_N && rcvd == KV_UD_N && !bad &&
-		 !other,
-		 "UD: every datagram sent with the AH destroyed mid-post arrives, bytes checked, and every send completes (%d of %d sent, %d of %d received whole, %d bad, %d other)",
-		 sent, KV_UD_N, rcvd, KV_UD_N, bad, other);
+	hit = !err && !u->ah && u->in_post && u->in_softirq;
+	if (!hit && !last && !err && !u->ah && sent == KV_UD_N &&
+	    rcvd == KV_UD_N && !bad && !other) {
+		pr_info(KV "UD try %d of %d: the handler ran after the post (in a softirq %s), all %d arrived: again\n",
+			try, KV_UD_TRIES, u->in_softirq ? "yes" : "no",
+			KV_UD_N);
+		done = false;
+	} else {
+		kv_check(kv, hit,
+			 "UD: the receive handler destroyed the AH (rdma_destroy_ah(ah, 0)) in a softirq while the post of %d sends with it was still sending (%d; destroyed %s, in the post %s, in a softirq %s; try %d of %d)",
+			 KV_UD_N, err, u->ah ? "no" : "yes",
+			 u->in_post ? "yes" : "no",
+			 u->in_softirq ? "yes" : "no", try, KV_UD_TRIES);
+		kv_check(kv, !err && sent == KV_UD_N && rcvd == KV_UD_N &&
+			 !bad && !other,
+			 "UD: every datagram sent with the AH destroyed mid-post arrives, bytes checked, and every send completes (%d of %d sent, %d of %d received whole, %d bad, %d other)",
+			 sent, KV_UD_N, rcvd, KV_UD_N, bad, other);
+	}
 	if (qp)
 		ib_destroy_qp(qp);
 	if (u->ah)
@@ -808,6 +827,16 @@ out:
 	if (scq)
 		ib_free_cq(scq);
 	kfree(u);
+	return done;
+}
+
+static void kv_ud_ah_destroy(struct kv *kv)
+{
+	int try;
+
+	for (try = 1; try <= KV_UD_TRIES; try++)
+		if (kv_ud_ah_destroy_try(kv, try, try == KV_UD_TRIES))
+			break;
 }
 
 /* ------------------------------------------------------------ checks */

@@ -658,9 +658,10 @@ static int kv_ud_modify(struct ib_qp *qp)
  * Whether the handler runs inside the post is up to the scheduler: the
  * softirq runs in the sender's context only while ksoftirqd is not
  * already taking softirqs on that CPU (a slow debug guest: once in a
- * debug-kernel run of stop 41). So one try of @try: a try whose
- * handler ran after the post returned, and whose datagrams all arrived,
- * is repeated (true: judged, done); the last try is judged as it is.
+ * debug-kernel run of stop 41). One call is try number @try; it returns
+ * false when its handler ran after the post returned and every datagram
+ * arrived (the caller tries again), true once judged. The last try
+ * (@last) is judged as it is.
  */
 static bool kv_ud_ah_destroy_try(struct kv *kv, int try, bool last)
 {

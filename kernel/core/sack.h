@@ -78,7 +78,7 @@ struct mrc_rx {
 #define MRC_ACK_EVERY_HOLE	8
 
 /* Default mrc_rx.ack_every. */
-#define MRC_ACK_EVERY_DEFAULT	16
+#define MRC_ACK_EVERY_DEFAULT	32
 
 void mrc_rx_init(struct mrc_rx *rx, u32 isn);
 

@@ -24,41 +24,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# fault mixes: name=spec [more sim options]
-mixes=(
-	all=all
-	none=none
-	loss=loss,burst
-	reorder=reorder,dup
-	corrupt=corrupt,loss,reorder
-	paths=blackhole,flap,spike,reorder
-	rnr=rnr,reorder,loss
-	errors=dereg,qperr,access,reorder,loss
-	reset=reset,stale,reorder,dup,loss
-	adversary=spurious,dup,reorder,corrupt
-	engines="loss,burst,reorder,dup,corrupt,rnr,reset,spurious,invread --scenario rc --requester engines"
-	completer="loss,reorder,dup,blackhole,flap,spike,rnr --scenario rc --requester core"
-	badwqe="badwqe2,invread,loss,reorder,dup --scenario rc --requester engines"
-	pair="loss,burst,reorder,dup,corrupt,rnr,reset,stale,badwqe2,invread --scenario rc --requester engines --pair"
-	close="close,reorder,dup,rnr,spike,reset --scenario rc --requester engines"
-	# RNR epochs with errors and disorder: each found a defect in stop 40
-	# (seeds 604818, 601009, 411269, 418189: 1 to 3 in 10000-20000 seeds)
-	rnr-access="access,rnr,loss,reorder --scenario rc"
-	rnr-dereg="dereg,rnr,reorder,dup --scenario rc"
-	rnr-badwqe="badwqe,rnr,access,loss --scenario rc"
-	rnr-vanish="vanish,rnr,reorder,loss --scenario rc"
-	rnr-qperr="qperr,access,rnr,reorder --scenario rc"
-	# errors with the engines, the pair, RNR retry limits and close
-	# (stop 41: 40000 seeds each, close-errors 4000, found nothing); all
-	# but close-errors are cheap, as their QPs fail early
-	pair-errors="access,dereg,qperr,rnr,reorder,loss --scenario rc --requester engines --pair"
-	pair-vanish="vanish,rnrx,reorder,dup --scenario rc --requester engines --pair"
-	pair-reset="reset,access,rnr,dereg,reorder --scenario rc --requester engines --pair"
-	rnrx-errors="rnrx,access,qperr,reorder,loss --scenario rc"
-	engines-errors="access,dereg,vanish,rnr,reorder,dup,stale --scenario rc --requester engines"
-	completer-errors="access,rnrx,loss,reorder,spurious --scenario rc --requester core"
-	close-errors="close,access,dereg,rnr,reorder --scenario rc --requester engines"
-)
+# the fault mixes: SIM_MIXES, name=spec [more sim options]
+# shellcheck source=selftests/sim/mixes.env
+. "$ROOT/selftests/sim/mixes.env"
+mixes=("${SIM_MIXES[@]}")
 
 make -s -C "$ROOT/selftests/sim" fast || exit 1
 bin=$ROOT/build/sim/sim-fast

@@ -40,40 +40,21 @@ done
 # every build is compared with CI's
 [[ " $builds " == *" ci "* ]] || builds="ci $builds"
 
-# name=sim options: the smoke's runs (smoke.sh), scripts/sim.sh's mixes
-# (keep in step) from their first seeds, and two more mixes with faults
-# that draw at their start (dereg, qperr, stale)
+# name=sim options: the smoke's runs (smoke.sh), the mixes of scripts/sim.sh
+# (mixes.env) from their first seeds, and two more mixes with faults that
+# draw at their start (dereg, qperr, stale)
+# shellcheck source=selftests/sim/mixes.env
+. "$here/mixes.env"
 runs=(
 	smoke-all="--seed 1 --faults all"
 	smoke-uc="--seed 1 --faults all --scenario uc"
 	smoke-close="$SIM_SMOKE_CLOSE_ARGS"
-	all="--seed 1000000 --faults all"
-	none="--seed 1001000 --faults none"
-	loss="--seed 1002000 --faults loss,burst"
-	reorder="--seed 1003000 --faults reorder,dup"
-	corrupt="--seed 1004000 --faults corrupt,loss,reorder"
-	paths="--seed 1005000 --faults blackhole,flap,spike,reorder"
-	rnr="--seed 1006000 --faults rnr,reorder,loss"
-	errors="--seed 1007000 --faults dereg,qperr,access,reorder,loss"
-	reset="--seed 1008000 --faults reset,stale,reorder,dup,loss"
-	adversary="--seed 1009000 --faults spurious,dup,reorder,corrupt"
-	engines="--seed 1010000 --faults loss,burst,reorder,dup,corrupt,rnr,reset,spurious,invread --scenario rc --requester engines"
-	completer="--seed 1011000 --faults loss,reorder,dup,blackhole,flap,spike,rnr --scenario rc --requester core"
-	badwqe="--seed 1012000 --faults badwqe2,invread,loss,reorder,dup --scenario rc --requester engines"
-	pair="--seed 1013000 --faults loss,burst,reorder,dup,corrupt,rnr,reset,stale,badwqe2,invread --scenario rc --requester engines --pair"
-	close="--seed 1014000 --faults close,reorder,dup,rnr,spike,reset --scenario rc --requester engines"
-	rnr-access="--seed 1015000 --faults access,rnr,loss,reorder --scenario rc"
-	rnr-dereg="--seed 1016000 --faults dereg,rnr,reorder,dup --scenario rc"
-	rnr-badwqe="--seed 1017000 --faults badwqe,rnr,access,loss --scenario rc"
-	rnr-vanish="--seed 1018000 --faults vanish,rnr,reorder,loss --scenario rc"
-	rnr-qperr="--seed 1019000 --faults qperr,access,rnr,reorder --scenario rc"
-	pair-errors="--seed 1020000 --faults access,dereg,qperr,rnr,reorder,loss --scenario rc --requester engines --pair"
-	pair-vanish="--seed 1021000 --faults vanish,rnrx,reorder,dup --scenario rc --requester engines --pair"
-	pair-reset="--seed 1022000 --faults reset,access,rnr,dereg,reorder --scenario rc --requester engines --pair"
-	rnrx-errors="--seed 1023000 --faults rnrx,access,qperr,reorder,loss --scenario rc"
-	engines-errors="--seed 1024000 --faults access,dereg,vanish,rnr,reorder,dup,stale --scenario rc --requester engines"
-	completer-errors="--seed 1025000 --faults access,rnrx,loss,reorder,spurious --scenario rc --requester core"
-	close-errors="--seed 1026000 --faults close,access,dereg,rnr,reorder --scenario rc --requester engines"
+)
+for i in "${!SIM_MIXES[@]}"; do
+	m=${SIM_MIXES[$i]}
+	runs+=("${m%%=*}=--seed $((1000000 + i * 1000)) --faults ${m#*=}")
+done
+runs+=(
 	dereg="--seed 1 --faults loss,reorder,dup,dereg"
 	qperr="--seed 1 --faults qperr,reset,stale,reorder,dup,loss --scenario rc"
 )

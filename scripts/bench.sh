@@ -27,7 +27,7 @@ set -o pipefail
 BENCH_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH_ARGS=("$@")
 
-ALL_CONDITIONS=clean,loss0.1,loss1,loss5,loss10,gemodel,reorder10,reorder25,dup1,blackhole
+ALL_CONDITIONS=clean,loss0.1,loss1,loss5,loss10,gemodel,delay2,reorder10,reorder25,dup1,blackhole
 QUICK_CONDITIONS=clean,loss1,reorder10
 quick=
 conditions=
@@ -129,6 +129,8 @@ netem_args() {	# CONDITION -> netem arguments ('' = none)
 	loss5) echo 'loss 5%' ;;
 	loss10) echo 'loss 10%' ;;
 	gemodel) echo 'loss gemodel 1% 10% 70% 0.1%' ;;
+	# the reorder conditions' delay alone: their control
+	delay2) echo 'delay 2ms' ;;
 	reorder10) echo 'delay 2ms reorder 10%' ;;
 	reorder25) echo 'delay 2ms reorder 25%' ;;
 	dup1) echo 'duplicate 1%' ;;

@@ -33,6 +33,7 @@ CONDITIONS = [
     ("loss5", "loss 5%"),
     ("loss10", "loss 10%"),
     ("gemodel", "loss gemodel 1% 10% 70% 0.1% (bursty)"),
+    ("delay2", "delay 2ms (the reorder conditions' delay, no reordering)"),
     ("reorder10", "delay 2ms reorder 10%"),
     ("reorder25", "delay 2ms reorder 25%"),
     ("dup1", "duplicate 1%"),
@@ -224,6 +225,12 @@ def target_checks(t):
          0.95, False),
         ("reorder 25% >= 0.95x own clean", r(m("reorder25"), m("clean")),
          0.95, False),
+        # the reorder conditions add netem's 2 ms delay on both nodes:
+        # against the same delay without reordering, what reordering costs
+        ("reorder 10% >= 0.95x own delay 2ms (same delay)",
+         r(m("reorder10"), m("delay2")), 0.95, False),
+        ("reorder 25% >= 0.95x own delay 2ms (same delay)",
+         r(m("reorder25"), m("delay2")), 0.95, False),
         ("1 of 4 paths blackholed >= 0.7x own clean",
          r(m("blackhole"), m("clean")), 0.7, False),
         ("write_lat 2 B median <= rxe's",

@@ -159,13 +159,9 @@ for e in $EV; do echo 1 >$T/events/\$e/enable; done" ||
 		lab_fatal "$n: cannot set up ftrace"
 done
 
+name='' dev=''	# set by lab_variant
 for spec in "${DEVS[@]}"; do
-	name=${spec%%=*} dev=mrc0
-	case $name in rxe*) dev=rxe0 ;; esac
-	if [ "$name" != "$spec" ]; then
-		n1 "${spec#*=}" || lab_fatal "variant $name failed on n1"
-		n2 "${spec#*=}" || lab_fatal "variant $name failed on n2"
-	fi
+	lab_variant "$spec"	# sets name and dev
 	for n in n1 n2; do
 		lab_run $n "echo >$T/trace; echo 1 >$T/tracing_on" >/dev/null
 	done

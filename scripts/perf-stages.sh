@@ -236,13 +236,9 @@ n2 'echo 0 >/proc/sys/kernel/kptr_restrict; echo -1 >/proc/sys/kernel/perf_event
 
 txp() { lab_run "$1" cat /sys/class/net/eth0/statistics/tx_packets; }
 
+name='' dev=''	# set by lab_variant
 for spec in "${DEVS[@]}"; do
-	name=${spec%%=*} dev=mrc0
-	case $name in rxe*) dev=rxe0 ;; esac
-	if [ "$name" != "$spec" ]; then
-		n1 "${spec#*=}" || lab_fatal "variant $name failed on n1"
-		n2 "${spec#*=}" || lab_fatal "variant $name failed on n2"
-	fi
+	lab_variant "$spec"	# sets name and dev
 	lab_bg n2 srv "$TEST" -d "$dev" -x 1 -F -s 65536 -D "$DUR"
 	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || lab_fatal "no server"
 	a1=$(txp n1) a2=$(txp n2)

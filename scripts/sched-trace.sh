@@ -198,13 +198,9 @@ T=/sys/kernel/tracing
 lab_start
 lab_load_contenders
 
+name='' dev=''	# set by lab_variant
 for spec in "${DEVS[@]}"; do
-	name=${spec%%=*} dev=mrc0
-	case $name in rxe*) dev=rxe0 ;; esac
-	if [ "$name" != "$spec" ]; then
-		n1 "${spec#*=}" || lab_fatal "variant $name failed on n1"
-		n2 "${spec#*=}" || lab_fatal "variant $name failed on n2"
-	fi
+	lab_variant "$spec"	# sets name and dev
 	for n in n1 n2; do
 		lab_run $n "mountpoint -q $T || mount -t tracefs tracefs $T
 echo 0 >$T/tracing_on; echo >$T/trace; echo 16384 >$T/buffer_size_kb

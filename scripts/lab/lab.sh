@@ -603,6 +603,18 @@ lab_verbs_bin() {
 
 # lab_load_contenders: metaroce (mrc0) and the stock rdma_rxe (rxe0) on eth0
 # of both nodes, or lab_fatal (for the tools that compare the two).
+# lab_variant SPEC: select one variant of a side-by-side tool
+# (perf-stages.sh, sched-trace.sh, lat-trace.sh): a device (mrc0, rxe0) or
+# NAME=SHELL, SHELL run on both nodes first; a NAME starting with "rxe"
+# means rxe0, any other mrc0. Sets name and dev.
+lab_variant() {
+	name=${1%%=*} dev=mrc0
+	case $name in rxe*) dev=rxe0 ;; esac
+	[ "$name" != "$1" ] || return 0
+	n1 "${1#*=}" || lab_fatal "variant $name failed on n1"
+	n2 "${1#*=}" || lab_fatal "variant $name failed on n2"
+}
+
 lab_load_contenders() {
 	local n
 	for n in "${LAB_NODES[@]}"; do

@@ -601,8 +601,6 @@ lab_verbs_bin() {
 	echo "$bin"
 }
 
-# lab_load_contenders: metaroce (mrc0) and the stock rdma_rxe (rxe0) on eth0
-# of both nodes, or lab_fatal (for the tools that compare the two).
 # lab_variant SPEC: select one variant of a side-by-side tool
 # (perf-stages.sh, sched-trace.sh, lat-trace.sh): a device (mrc0, rxe0) or
 # NAME=SHELL, SHELL run on both nodes first; a NAME starting with "rxe"
@@ -615,6 +613,8 @@ lab_variant() {
 	n2 "${1#*=}" || lab_fatal "variant $name failed on n2"
 }
 
+# lab_load_contenders: metaroce (mrc0) and the stock rdma_rxe (rxe0) on eth0
+# of both nodes, or lab_fatal (for the tools that compare the two).
 lab_load_contenders() {
 	local n
 	for n in "${LAB_NODES[@]}"; do

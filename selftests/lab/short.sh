@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # short: short scenarios in one lab, one boot instead of one each:
-# objects, conformance, verbs, uc, observe, wire, kverbs, vlan and
+# objects, conformance, verbs, uc, observe, wire, kverbs, localq, vlan and
 # route-cache (last: it leaves dummy0 behind). One by one the seven before kverbs
 # took 506 s in a lab layer, here 398 s on the same host: a reset between
 # parts costs ~5 s against ~25 s of boot and log collection. Each still
@@ -18,4 +18,4 @@
 . "$(dirname "$0")/../../scripts/lab/lab.sh"
 
 # shellcheck disable=SC2086
-lab_parts ${SHORT_PARTS:-objects conformance verbs uc observe wire kverbs vlan route-cache}
+lab_parts ${SHORT_PARTS:-objects conformance verbs uc observe wire kverbs localq vlan route-cache}

@@ -4,10 +4,11 @@
 # metaroce and rdma_rxe on eth0, then for each rep runs ib_write_bw 64 KiB
 # once per variant, alternating, and prints the median MiB/s per variant.
 #
-#   scripts/ab.sh [-n REPS] [-D SECS] [-t TEST] [-s SIZE] VARIANT...
+#   scripts/ab.sh [-n REPS] [-D SECS] [-t TEST] [-s SIZE] [-o OPTS] VARIANT...
 #
 # TEST is a perftest binary (default ib_write_bw, 64 KiB messages, MiB/s);
 # a *_lat test reports t_typical in usec (default size 2, 1000 iterations).
+# OPTS are more perftest options for both ends (e.g. "-q 8").
 #
 # A variant is NAME=SHELL: SHELL runs on both nodes before the variant's run
 # (e.g. to set a module parameter); a NAME starting with "rxe" runs on rxe0
@@ -21,17 +22,20 @@ REPS=3
 DUR=5
 TEST=ib_write_bw
 SIZE=
-while getopts n:D:t:s: o; do
+XOPTS=
+while getopts n:D:t:s:o: o; do
 	case $o in
 	n) REPS=$OPTARG ;;
 	D) DUR=$OPTARG ;;
 	t) TEST=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
-	*) sed -n '3,16p' "$0"; exit 2 ;;
+	o) XOPTS=$OPTARG ;;
+	*) sed -n '3,17p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '3,16p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '3,17p' "$0"; exit 2; }
+read -ra xopt <<<"$XOPTS"
 LAB_NAME=ab
 # shellcheck source=scripts/lab/lab.sh
 . "$ROOT/scripts/lab/lab.sh"
@@ -59,8 +63,8 @@ for rep in $(seq "$REPS"); do
 			sz=${SIZE:-65536}
 			opt=(-D "$DUR")
 		fi
-		out=$(lab_perftest "$TEST" -d $dev -x 1 -F -s "$sz" "${opt[@]}" -- \
-			"$TEST" -d $dev -x 1 -F -s "$sz" "${opt[@]}" 192.0.2.2)
+		out=$(lab_perftest "$TEST" -d $dev -x 1 -F -s "$sz" "${opt[@]}" "${xopt[@]}" -- \
+			"$TEST" -d $dev -x 1 -F -s "$sz" "${opt[@]}" "${xopt[@]}" 192.0.2.2)
 		if [[ $TEST == *_lat ]]; then
 			mb=$(awk -v s="$sz" '$1 == s { print $5 }' <<<"$out")
 		else

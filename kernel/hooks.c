@@ -161,6 +161,11 @@ int metaroce_tp_qp_init(struct metaroce_qp *qp)
 			return -ENOMEM;
 		}
 	}
+	if (metaroce_tp_txlim_init(qp)) {
+		kvfree(s->req.swq);
+		kvfree(s);
+		return -ENOMEM;
+	}
 	tp->s = s;
 	return 0;
 }
@@ -393,6 +398,7 @@ void metaroce_tp_qp_destroy(struct metaroce_qp *qp)
 		metaroce_tp_resp_leave(qp, &q);	/* the pending ACK */
 	tp->dead = true;
 	spin_unlock_bh(&tp->lock);
+	metaroce_tp_txlim_detach(qp);	/* before the work is cancelled */
 	metaroce_tp_xmit_queue(qp, &q);
 	hrtimer_cancel(&tp->rto_timer);
 	hrtimer_cancel(&tp->rnr_timer);
@@ -402,6 +408,7 @@ void metaroce_tp_qp_destroy(struct metaroce_qp *qp)
 	hrtimer_cancel(&tp->rnr_timer);
 	hrtimer_cancel(&tp->ack_timer);
 	metaroce_tp_txq_purge(qp);
+	metaroce_tp_txlim_put(qp);
 	if (!s)
 		return;
 	spin_lock_bh(&tp->lock);

@@ -110,6 +110,19 @@ struct metaroce_tp_dst {
 	struct in6_addr saddr, daddr;	/* as in the av (its unions) */
 };
 
+/*
+ * A QP's packets in the local stack (xmit.c): handed to the IP layer and
+ * not yet freed by the qdisc or the NIC driver. Apart from the QP, which
+ * may be destroyed while its last packets still wait in a qdisc.
+ */
+struct metaroce_tp_txlim {
+	atomic_t count;			/* packets not yet freed, +1: the QP */
+	unsigned long waiting;		/* bit 0: the QP waits for room */
+	spinlock_t lock;
+	struct metaroce_qp *qp;		/* under @lock; NULL once destroyed */
+	struct rcu_head rcu;
+};
+
 /* Per-QP transport state, embedded in struct metaroce_qp. */
 struct metaroce_tp {
 	spinlock_t lock;
@@ -132,6 +145,7 @@ struct metaroce_tp {
 	u8 dst_next;			/* next dst slot to replace */
 	struct metaroce_tp_dst dst[MRC_MAX_PATHS];	/* txq owner only */
 	unsigned int dst_gen;		/* qp->av_seq of their AV; ditto */
+	struct metaroce_tp_txlim *txlim;	/* local queue limit */
 	struct work_struct work;	/* requester / completer work */
 	struct hrtimer rto_timer;	/* RTO and tail-loss probe */
 	struct hrtimer ack_timer;	/* delayed ACK */
@@ -308,6 +322,11 @@ struct sk_buff *metaroce_tp_alloc_skb(u32 len);
 void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb);
 void metaroce_tp_xmit_queue(struct metaroce_qp *qp, struct sk_buff_head *q);
 void metaroce_tp_txq_purge(struct metaroce_qp *qp);
+int metaroce_tp_txlim_init(struct metaroce_qp *qp);
+void metaroce_tp_txlim_detach(struct metaroce_qp *qp);
+void metaroce_tp_txlim_put(struct metaroce_qp *qp);
+void metaroce_tp_txlim_wait(void);
+int metaroce_tp_tx_room(struct metaroce_qp *qp);
 bool metaroce_tp_skb_ce(const struct sk_buff *skb);
 
 /* tx.c: the send loop */

@@ -28,6 +28,7 @@ int metaroce_tp_init(void)
 
 void metaroce_tp_exit(void)
 {
+	metaroce_tp_txlim_wait();	/* packets still in a qdisc */
 	if (tp_wq)
 		destroy_workqueue(tp_wq);
 	tp_wq = NULL;
@@ -190,7 +191,7 @@ static void tp_run(struct metaroce_qp *qp, bool inline_ctx)
 	struct metaroce_tp_ctx c;
 	struct sk_buff_head q;
 	struct mrc_env e;
-	int n, rounds = 0;
+	int n, room, rounds = 0;
 
 	__skb_queue_head_init(&q);
 again:
@@ -240,8 +241,10 @@ again:
 			tp_probe(qp, &e, &q, 0);
 	} else if (s->running || mrc_resp_ready(&s->resp)) {
 		/* an RNR wait holds requests, not responses (the core's) */
-		n = tp_retransmit(qp, &e, &q, TP_TX_BATCH);
-		n += tp_send_new(qp, &e, &q, TP_TX_BATCH - n);
+		/* the local queue limit (xmit.c) */
+		room = metaroce_tp_tx_room(qp);
+		n = tp_retransmit(qp, &e, &q, room);
+		n += tp_send_new(qp, &e, &q, room - n);
 		/*
 		 * after sending: a fresh timer covers what was just sent (in
 		 * an RNR wait the RNR timer ends the wait first)

@@ -8,6 +8,7 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/wait_bit.h>
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/inet_ecn.h>
@@ -22,6 +23,11 @@ static bool tp_dst_cache = true;
 module_param_named(dst_cache, tp_dst_cache, bool, 0644);
 MODULE_PARM_DESC(dst_cache,
 		 "cache each path's route in the QP instead of looking it up per packet (default on)");
+
+static unsigned int tp_tx_queue_pkts = 64;
+module_param_named(tx_queue_pkts, tp_tx_queue_pkts, uint, 0644);
+MODULE_PARM_DESC(tx_queue_pkts,
+		 "packets a QP may have in the local stack (qdisc and NIC ring) at once, 0 = no limit (default 64)");
 
 #define TP_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 			 sizeof(struct udphdr) + 16)
@@ -218,6 +224,144 @@ static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 #endif
 
 /*
+ * The local queue limit (design.rst, Execution model), as TCP's small
+ * queues: a QP keeps at most tx_queue_pkts packets in the local stack,
+ * the qdisc and the NIC's ring, and the rest of its window waits in the
+ * QP until the driver frees some. Without it, the windows of a few busy
+ * QPs (MRC_WND packets each) stand in the qdisc in front of every other
+ * flow of the host: an AQM qdisc marks them CE (the QPs slow down for a
+ * queue they built themselves), a FIFO one overflows (they retransmit),
+ * and an ACK or a latency-bound QP waits behind them.
+ *
+ * Each packet counts in the QP's struct metaroce_tp_txlim, which
+ * outlives the QP: the skb destructor counts it out and, once at most
+ * half the limit is left in the stack, wakes a QP waiting for room. The
+ * count is also the object's reference count (the QP holds one more):
+ * whoever brings it to zero frees it with kfree_rcu(), and the
+ * destructor, which may still look at it after its own decrement, runs
+ * under rcu_read_lock(). The destructor runs in softirq or process
+ * context (never hardirq), possibly inside the qdisc that held the
+ * packet: it only queues the QP's work. Module unload waits for the last
+ * packet of every QP (the destructor is module code), then for an RCU
+ * grace period.
+ */
+static atomic_t tp_txlim_live = ATOMIC_INIT(0);
+
+int metaroce_tp_txlim_init(struct metaroce_qp *qp)
+{
+	struct metaroce_tp_txlim *l;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	atomic_set(&l->count, 1);
+	spin_lock_init(&l->lock);
+	l->qp = qp;
+	atomic_inc(&tp_txlim_live);
+	qp->tp.txlim = l;
+	return 0;
+}
+
+/* The count reached zero: nobody but RCU readers see @l any more. */
+static void tp_txlim_free(struct metaroce_tp_txlim *l)
+{
+	kfree_rcu(l, rcu);
+	if (atomic_dec_and_test(&tp_txlim_live))
+		wake_up_var(&tp_txlim_live);
+}
+
+/*
+ * Destroy, once tp.dead is set and before the work is cancelled: no
+ * destructor queues the QP's work after this.
+ */
+void metaroce_tp_txlim_detach(struct metaroce_qp *qp)
+{
+	struct metaroce_tp_txlim *l = qp->tp.txlim;
+	unsigned long flags;
+
+	if (!l)
+		return;
+	spin_lock_irqsave(&l->lock, flags);
+	l->qp = NULL;
+	spin_unlock_irqrestore(&l->lock, flags);
+}
+
+/* Destroy, after the last packet was sent: the QP's count. */
+void metaroce_tp_txlim_put(struct metaroce_qp *qp)
+{
+	struct metaroce_tp_txlim *l = qp->tp.txlim;
+
+	qp->tp.txlim = NULL;
+	if (l && atomic_dec_and_test(&l->count))
+		tp_txlim_free(l);
+}
+
+/* Module unload: every packet of every QP freed. */
+void metaroce_tp_txlim_wait(void)
+{
+	wait_var_event(&tp_txlim_live, !atomic_read(&tp_txlim_live));
+	synchronize_rcu();
+}
+
+static void tp_txlim_wfree(struct sk_buff *skb)
+{
+	struct metaroce_tp_txlim *l = skb_shinfo(skb)->destructor_arg;
+	unsigned long flags;
+	int left;
+
+	rcu_read_lock();
+	left = atomic_dec_return(&l->count);
+	if (!left) {
+		tp_txlim_free(l);	/* the QP is gone */
+	} else if (test_bit(0, &l->waiting) &&
+		   left - 1 <= (int)(READ_ONCE(tp_tx_queue_pkts) / 2) &&
+		   test_and_clear_bit(0, &l->waiting)) {
+		spin_lock_irqsave(&l->lock, flags);
+		if (l->qp)
+			metaroce_tp_schedule(l->qp);
+		spin_unlock_irqrestore(&l->lock, flags);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * How many packets @qp may hand to the stack now (at most TP_TX_BATCH).
+ * Short of a full batch, it asks to be woken when the stack has drained
+ * to half the limit; the bit is set before the count is read again and
+ * the destructor reads the bit after its decrement, so one of the two
+ * sees the other.
+ */
+int metaroce_tp_tx_room(struct metaroce_qp *qp)
+{
+	struct metaroce_tp_txlim *l = qp->tp.txlim;
+	int limit = READ_ONCE(tp_tx_queue_pkts);
+	int room;
+
+	if (!limit || !l)
+		return TP_TX_BATCH;
+	/* the QP's own count is not a packet */
+	room = limit - (atomic_read(&l->count) - 1);
+	if (room >= TP_TX_BATCH)
+		return TP_TX_BATCH;
+	set_bit(0, &l->waiting);
+	smp_mb__after_atomic();	/* pairs with atomic_dec_return() in wfree */
+	room = limit - (atomic_read(&l->count) - 1);
+	return clamp(room, 0, TP_TX_BATCH);
+}
+
+/* Count @skb into its QP's packets in the local stack. */
+static void tp_txlim_charge(struct metaroce_qp *qp, struct sk_buff *skb)
+{
+	struct metaroce_tp_txlim *l = qp->tp.txlim;
+
+	if (!l || skb->destructor)
+		return;
+	atomic_inc(&l->count);
+	skb_shinfo(skb)->destructor_arg = l;
+	skb->destructor = tp_txlim_wfree;
+}
+
+/*
  * Send one built packet of @qp (consumes @skb). The namespace's socket is
  * used under RCU: net.c unpublishes it and waits before releasing it.
  * The txq owner only (metaroce_tp_xmit_queue()).
@@ -263,6 +407,7 @@ void metaroce_tp_xmit(struct metaroce_qp *qp, struct sk_buff *skb)
 		metaroce_tp_stat_inc(mdev, TP_STAT_TX_TOO_BIG);
 	cb->av = NULL;
 	memset(skb->cb, 0, sizeof(skb->cb));
+	tp_txlim_charge(qp, skb);
 	rcu_read_lock();
 	sk = metaroce_udp_sk(mdev->udp, av->family);
 	if (ahav || !READ_ONCE(tp_dst_cache))

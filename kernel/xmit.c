@@ -224,7 +224,7 @@ static int tp_xmit6(struct metaroce_dev *mdev, struct sock *sk,
 #endif
 
 /*
- * The local queue limit (design.rst, Execution model), as TCP's small
+ * The local queue limit (design.rst, "Local queue limit"), as TCP's small
  * queues: a QP keeps at most tx_queue_pkts packets in the local stack,
  * the qdisc and the NIC's ring, and the rest of its window waits in the
  * QP until the driver frees some. Without it, the windows of a few busy

@@ -647,6 +647,13 @@ check() {
 	[ "$good" = 1 ]
 }
 
+# lab_counter NODE NAME: one of mrc0's transport counters on NODE (rdma
+# statistic show link mrc0/1), e.g. retx_packets; empty if there is none
+lab_counter() {
+	lab_run "$1" "rdma statistic show link mrc0/1" | tr ' ' '\n' |
+		awk -v k="$2" '$0 == k { getline; print; exit }'
+}
+
 # lab_dcheck DEV DESC CMD...: check for mrc0; for a reference device (rxe0,
 # whose failures are facts about rxe, not about us) run CMD without a
 # check: its output goes to $LAB_RUN/reference.log and one line

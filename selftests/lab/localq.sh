@@ -39,12 +39,6 @@ qstat() {
 			if ($i == k) { v = $(i + 1); gsub(/[^0-9]/, "", v); print v; exit } }'
 }
 
-# mstat NODE NAME: one of mrc0's transport counters
-mstat() {
-	lab_run "$1" "rdma statistic show link mrc0/1" |
-		awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'
-}
-
 # q8 SECS [MAXRETX]: ib_write_bw -q 8 n1 -> n2; prints the counters of
 # the run and fails if n1's qdisc dropped a packet, the QPs retransmitted
 # more than MAXRETX packets or sent fewer than 1000 (perftest's own
@@ -52,16 +46,16 @@ mstat() {
 # starved vCPU and it prints 0.00)
 q8() {
 	local d0 d1 e0 e1 r0 r1 t0 t1 out
-	d0=$(qstat n1 dropped) e0=$(mstat n1 ecn_echoed) r0=$(mstat n1 retx_packets)
-	t0=$(mstat n1 tx_data_packets)
+	d0=$(qstat n1 dropped) e0=$(lab_counter n1 ecn_echoed) r0=$(lab_counter n1 retx_packets)
+	t0=$(lab_counter n1 tx_data_packets)
 	# shellcheck disable=SC2086
 	lab_bg n2 srv ib_write_bw $PT -D "$1" -q 8
 	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || { lab_wait srv; return 1; }
 	# shellcheck disable=SC2086
 	out=$(n1 ib_write_bw $PT -D "$1" -q 8 $SRV | awk '$1 == 65536 { print $4 }')
 	lab_wait srv >/dev/null || return 1
-	d1=$(qstat n1 dropped) e1=$(mstat n1 ecn_echoed) r1=$(mstat n1 retx_packets)
-	t1=$(mstat n1 tx_data_packets)
+	d1=$(qstat n1 dropped) e1=$(lab_counter n1 ecn_echoed) r1=$(lab_counter n1 retx_packets)
+	t1=$(lab_counter n1 tx_data_packets)
 	case "$d0$d1$e0$e1$r0$r1$t0$t1" in
 	"" | *[!0-9]*) echo "counters unreadable: '$d0' '$d1' '$e0' '$e1' '$r0' '$r1' '$t0' '$t1'"; return 1 ;;
 	esac

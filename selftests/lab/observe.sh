@@ -38,7 +38,6 @@ trace_off() { lab_run "$1" "echo 0 >$T/tracing_on; cat $T/trace >/tmp/trace.txt"
 traced() {
 	lab_run "$1" "grep -E ' $2: ' /tmp/trace.txt | awk '${3:-1}' | grep -q ."
 }
-stat_of() { lab_run "$1" "rdma statistic show link mrc0/1" | tr ' ' '\n' | awk -v k="$2" '$0 == k {getline; print; exit}'; }
 # send_loss NODE PCT: netem loss PCT% of NODE's outgoing metaroce SEND
 # packets (BTH opcode 0x01, byte 29 of an IPv4 packet without options);
 # everything else passes (prio band 2, no netem).
@@ -84,14 +83,14 @@ check "ib_write_bw -D 20 completed (server)" lab_wait bw
 
 # Loss: retransmits must show up in the trace and in the counters alike.
 for n in n1 n2; do trace_on $n >/dev/null; done
-r0=$(stat_of n1 retx_packets)
+r0=$(lab_counter n1 retx_packets)
 check "n1: netem loss 10% of the SEND packets on eth0" send_loss n1 10
 check "loss 10%: ibv_rc_pingpong -c 100 x 16 KiB (payload verified)" pingpong 100 16384
 nd=$(netem_drops n1)
 check "loss 10%: netem dropped SEND packets of n1 (${nd:-?})" test "${nd:-0}" -gt 0
 lab_netem_clear n1 >/dev/null
 for n in n1 n2; do trace_off $n >/dev/null; done
-r1=$(stat_of n1 retx_packets)
+r1=$(lab_counter n1 retx_packets)
 ntr=$(lab_run n1 "grep -c ' metaroce_retransmit: ' /tmp/trace.txt")
 check "loss 10%: retransmit events traced ($ntr)" test "${ntr:-0}" -gt 0
 check "loss 10%: traced retransmits == retx_packets delta ($ntr vs $r0 -> $r1)" \

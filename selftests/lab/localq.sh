@@ -49,11 +49,9 @@ q8() {
 	d0=$(qstat n1 dropped) e0=$(lab_counter n1 ecn_echoed) r0=$(lab_counter n1 retx_packets)
 	t0=$(lab_counter n1 tx_data_packets)
 	# shellcheck disable=SC2086
-	lab_bg n2 srv ib_write_bw $PT -D "$1" -q 8
-	lab_wait_for n2 'ss -ltn | grep -q :18515' 30 || { lab_wait srv; return 1; }
-	# shellcheck disable=SC2086
-	out=$(n1 ib_write_bw $PT -D "$1" -q 8 $SRV | awk '$1 == 65536 { print $4 }')
-	lab_wait srv >/dev/null || return 1
+	out=$(lab_perftest ib_write_bw $PT -D "$1" -q 8 -- \
+		ib_write_bw $PT -D "$1" -q 8 "$SRV") || return 1
+	out=$(awk '$1 == 65536 { print $4 }' <<<"$out")
 	d1=$(qstat n1 dropped) e1=$(lab_counter n1 ecn_echoed) r1=$(lab_counter n1 retx_packets)
 	t1=$(lab_counter n1 tx_data_packets)
 	case "$d0$d1$e0$e1$r0$r1$t0$t1" in
